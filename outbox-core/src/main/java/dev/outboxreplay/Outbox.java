@@ -1,0 +1,204 @@
+package dev.outboxreplay;
+
+import dev.outboxreplay.internal.CanonicalJson;
+import dev.outboxreplay.internal.CommandIdGenerator;
+import java.security.SecureRandom;
+import java.time.Clock;
+import java.time.Instant;
+import java.time.temporal.ChronoUnit;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.function.LongSupplier;
+import java.util.random.RandomGenerator;
+
+/**
+ * The accepting side of the outbox: turns an application intent into a durable row with a stable
+ * command id and idempotency key, and nothing else. Sending is the replayer's job.
+ *
+ * <p>Thread-safe. Build one per store with {@link #builder(OutboxStore)}.
+ *
+ * @param <T> the store's transaction handle type (for H2: {@code java.sql.Connection})
+ */
+public final class Outbox<T> {
+  /** Default largest canonical payload: 1 MiB. */
+  public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1 << 20;
+  /** Longest operation name. */
+  public static final int MAX_OPERATION_LENGTH = 200;
+  /** Longest entity key. */
+  public static final int MAX_ENTITY_KEY_LENGTH = 500;
+
+  private final OutboxStore<T> store;
+  private final Clock clock;
+  private final CommandIdGenerator ids;
+  private final IdempotencyKeyStrategy keyStrategy;
+  private final int maxPayloadBytes;
+  private final LongSupplier sessionVersion;
+
+  private Outbox(Builder<T> builder) {
+    this.store = builder.store;
+    this.clock = builder.clock;
+    this.ids = new CommandIdGenerator(builder.clock, builder.random);
+    this.keyStrategy = builder.keyStrategy;
+    this.maxPayloadBytes = builder.maxPayloadBytes;
+    this.sessionVersion = builder.sessionVersion;
+  }
+
+  /** A builder over {@code store} with the defaults documented on each setter. */
+  public static <T> Builder<T> builder(OutboxStore<T> store) {
+    return new Builder<>(store);
+  }
+
+  /**
+   * Accepts one command. When this returns, the row is durable as the store's durability mode
+   * promises (the H2 store's default: it survives a process kill). Re-accepting the same command
+   * id or key with the same intent returns the original record and writes nothing.
+   *
+   * @throws InvalidCommandException when the command is invalid; nothing written
+   * @throws IdempotencyConflictException when its id or key was used with another intent
+   * @throws OutboxStorageException when the store fails; nothing written
+   */
+  public OutboxRecord accept(OutboxCommand command) {
+    return store.insert(List.of(prepare(command, "command"))).get(0);
+  }
+
+  /**
+   * Accepts several commands atomically: all are written or none.
+   *
+   * @throws InvalidCommandException naming the index of the first invalid command; none written
+   * @throws IdempotencyConflictException when any conflicts; none written
+   */
+  public List<OutboxRecord> acceptAll(List<OutboxCommand> commands) {
+    return store.insert(prepareAll(commands));
+  }
+
+  /**
+   * Accepts one command inside the caller's open transaction on the same database, so that the
+   * application's own state change and the outbox row commit or roll back together. The row is
+   * durable only once the caller commits. The transaction is neither committed nor closed here.
+   */
+  public OutboxRecord accept(T transaction, OutboxCommand command) {
+    Objects.requireNonNull(transaction, "transaction == null");
+    return store.insert(transaction, List.of(prepare(command, "command"))).get(0);
+  }
+
+  /** Like {@link #acceptAll(List)} inside the caller's open transaction. */
+  public List<OutboxRecord> acceptAll(T transaction, List<OutboxCommand> commands) {
+    Objects.requireNonNull(transaction, "transaction == null");
+    return store.insert(transaction, prepareAll(commands));
+  }
+
+  /** The store this outbox writes to. */
+  public OutboxStore<T> store() {
+    return store;
+  }
+
+  private List<PreparedCommand> prepareAll(List<OutboxCommand> commands) {
+    Objects.requireNonNull(commands, "commands == null");
+    List<PreparedCommand> prepared = new ArrayList<>(commands.size());
+    for (int i = 0; i < commands.size(); i++) {
+      prepared.add(prepare(commands.get(i), "commands[" + i + "]"));
+    }
+    return prepared;
+  }
+
+  private PreparedCommand prepare(OutboxCommand command, String where) {
+    if (command == null) {
+      throw new InvalidCommandException(where, "is null");
+    }
+    String operation = requireText(command.operation(), where + ".operation", MAX_OPERATION_LENGTH);
+    String entityKey = requireText(command.entityKey(), where + ".entityKey", MAX_ENTITY_KEY_LENGTH);
+    byte[] canonical;
+    try {
+      canonical = command.payload() instanceof OutboxCommand.JsonText text
+          ? CanonicalJson.fromText(text.json())
+          : CanonicalJson.fromValue(command.payload());
+    } catch (IllegalArgumentException e) {
+      throw new InvalidCommandException(where + ".payload", e.getMessage(), e);
+    }
+    if (canonical.length > maxPayloadBytes) {
+      throw new InvalidCommandException(where + ".payload", "canonical JSON is "
+          + canonical.length + " bytes, over the limit of " + maxPayloadBytes);
+    }
+    CommandId id = command.commandId() != null ? command.commandId() : ids.next();
+    IdempotencyKey key = command.idempotencyKey();
+    if (key == null) {
+      try {
+        key = new IdempotencyKey(keyStrategy.keyFor(operation, entityKey, id));
+      } catch (IllegalArgumentException e) {
+        throw new InvalidCommandException(where + ".idempotencyKey", "derived key is invalid: "
+            + e.getMessage(), e);
+      }
+    }
+    Instant now = clock.instant().truncatedTo(ChronoUnit.MILLIS);
+    return new PreparedCommand(id, key, operation, entityKey, Payload.ofCanonicalBytes(canonical),
+        sessionVersion.getAsLong(), now);
+  }
+
+  private static String requireText(String value, String field, int maxLength) {
+    if (value == null || value.isBlank()) {
+      throw new InvalidCommandException(field, "is blank");
+    }
+    if (value.length() > maxLength) {
+      throw new InvalidCommandException(field, "is " + value.length()
+          + " characters, more than " + maxLength);
+    }
+    for (int i = 0; i < value.length(); i++) {
+      if (Character.isISOControl(value.charAt(i))) {
+        throw new InvalidCommandException(field, "has a control character at index " + i);
+      }
+    }
+    return value;
+  }
+
+  /** Configures an {@link Outbox}; each setter validates its argument and names it on error. */
+  public static final class Builder<T> {
+    private final OutboxStore<T> store;
+    private Clock clock = Clock.systemUTC();
+    private RandomGenerator random = new SecureRandom();
+    private IdempotencyKeyStrategy keyStrategy = IdempotencyKeyStrategy.DEFAULT;
+    private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
+    private LongSupplier sessionVersion = () -> 0L;
+
+    private Builder(OutboxStore<T> store) {
+      this.store = Objects.requireNonNull(store, "store == null");
+    }
+
+    /** Time source for ids and accept times. Default: the UTC system clock. */
+    public Builder<T> clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock == null");
+      return this;
+    }
+
+    /** Randomness for command ids. Default: {@link SecureRandom}. Seed it for simulations. */
+    public Builder<T> random(RandomGenerator random) {
+      this.random = Objects.requireNonNull(random, "random == null");
+      return this;
+    }
+
+    /** How keys are derived. Default: {@link IdempotencyKeyStrategy#DEFAULT}. */
+    public Builder<T> idempotencyKeyStrategy(IdempotencyKeyStrategy strategy) {
+      this.keyStrategy = Objects.requireNonNull(strategy, "idempotencyKeyStrategy == null");
+      return this;
+    }
+
+    /** Largest canonical payload in bytes. Default {@link #DEFAULT_MAX_PAYLOAD_BYTES} (1 MiB). */
+    public Builder<T> maxPayloadBytes(int maxPayloadBytes) {
+      if (maxPayloadBytes < 1) {
+        throw new IllegalArgumentException("maxPayloadBytes < 1: " + maxPayloadBytes);
+      }
+      this.maxPayloadBytes = maxPayloadBytes;
+      return this;
+    }
+
+    /** Session version stamped on each accepted row. Default: always 0. */
+    public Builder<T> sessionVersion(LongSupplier sessionVersion) {
+      this.sessionVersion = Objects.requireNonNull(sessionVersion, "sessionVersion == null");
+      return this;
+    }
+
+    public Outbox<T> build() {
+      return new Outbox<>(this);
+    }
+  }
+}

@@ -1,0 +1,116 @@
+package dev.outboxreplay;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+
+/**
+ * Durable home of outbox rows. One implementation per storage module (for example
+ * {@code outbox-h2}); every implementation passes the store contract tests in
+ * {@code outbox-testkit}.
+ *
+ * <p>Every write after a claim is conditional on (command id, expected status, fencing token): a
+ * mismatch throws {@link FencedOffException} and changes nothing. Implementations are thread-safe
+ * and safe to share between processes that open the same database.
+ *
+ * @param <T> the store's transaction handle (for JDBC stores {@code java.sql.Connection}), used
+ *     to join a caller's own transaction
+ */
+public interface OutboxStore<T> extends AutoCloseable {
+
+  /**
+   * Writes a batch atomically and durably: when this returns, every row survives a process kill
+   * (and, in a power-loss durability mode, a power cut). A command whose id or key is already
+   * stored with the same intent is not written again; its stored record is returned in its place.
+   *
+   * @return one record per command, in order
+   * @throws IdempotencyConflictException when a command reuses an id or key with a different
+   *     intent; nothing of the batch is written
+   * @throws OutboxStorageException when the database fails; nothing of the batch is written
+   */
+  List<OutboxRecord> insert(List<PreparedCommand> batch);
+
+  /**
+   * Like {@link #insert(List)} but inside the caller's open transaction: the rows commit or roll
+   * back with it, and are durable only once the caller commits. Never commits or closes it.
+   */
+  List<OutboxRecord> insert(T transaction, List<PreparedCommand> batch);
+
+  /**
+   * Atomically takes up to {@code limit} due rows for {@code owner}: queued, retryable_failed or
+   * unknown rows with {@code next_attempt_at <= now}, and claimed rows whose lease expired. Rows
+   * are taken only when no earlier row of the same entity is still non-terminal. Each taken row
+   * gets status claimed, a fencing token larger than any it had before, and a lease to
+   * {@code now + lease}. Sending rows whose lease expired first become unknown.
+   *
+   * @return the claimed rows, oldest due first; empty when nothing is due or others won the race
+   */
+  List<OutboxRecord> claim(String owner, Duration lease, int limit, Instant now);
+
+  /**
+   * Moves a claimed row to sending and sets its lease end. Call right before the request goes out.
+   *
+   * @throws FencedOffException when the row is not claimed with {@code fencingToken}
+   */
+  OutboxRecord markSending(CommandId id, long fencingToken, Instant leaseExpiresAt, Instant now);
+
+  /**
+   * Records an outcome for a row held with {@code fencingToken} in status {@code expected}
+   * (claimed or sending) and ends the claim.
+   *
+   * @throws IllegalStateException when {@link StateMachine} forbids {@code expected -> outcome}
+   * @throws FencedOffException when the row's status or token is no longer the expected one
+   */
+  OutboxRecord complete(CommandId id, long fencingToken, Status expected, Outcome outcome,
+      Instant now);
+
+  /**
+   * Like {@link #complete(CommandId, long, Status, Outcome, Instant)} inside the caller's open
+   * transaction, so that a local state change and the row's new status commit together.
+   */
+  OutboxRecord complete(T transaction, CommandId id, long fencingToken, Status expected,
+      Outcome outcome, Instant now);
+
+  /**
+   * Gives back a claimed, unsent row: it returns to the status it was claimed from (queued,
+   * retryable_failed or unknown), due at {@code nextAttemptAt}, with no attempt counted.
+   *
+   * @throws FencedOffException when the row is not claimed with {@code fencingToken}
+   */
+  OutboxRecord release(CommandId id, long fencingToken, Instant nextAttemptAt, Instant now);
+
+  /**
+   * Turns every sending row whose lease ended at or before {@code now} into unknown (the request
+   * may have reached the server). Never makes such a row queued.
+   *
+   * @return how many rows were recovered
+   */
+  int recoverExpiredLeases(Instant now);
+
+  /**
+   * Operator action: puts a conflict or rejected row back to queued with attempt 0, due at
+   * {@code now}. The same id and key are kept.
+   *
+   * @throws IllegalStateException when the row is in another status
+   * @throws java.util.NoSuchElementException when there is no such row
+   */
+  OutboxRecord requeue(CommandId id, Instant now);
+
+  /** The row with this id, if any. */
+  Optional<OutboxRecord> find(CommandId id);
+
+  /** The row with this key, if any. */
+  Optional<OutboxRecord> findByKey(IdempotencyKey key);
+
+  /** Rows in {@code status}, in accept order, at most {@code limit}. */
+  List<OutboxRecord> list(Status status, int limit);
+
+  /** Number of rows per status; every status is present, zero included. */
+  Map<Status, Long> countByStatus();
+
+  /** Releases the store's resources. Rows already written stay durable. */
+  @Override
+  void close();
+}

@@ -1,0 +1,53 @@
+package dev.outboxreplay;
+
+import java.util.Locale;
+
+/**
+ * Where an outbox row is in its life. The names returned by {@link #wireName()} are what the
+ * store writes to disk and what the command-line tool prints; they never change meaning.
+ *
+ * <p>Which moves between statuses are legal is decided by {@link StateMachine} alone.
+ */
+public enum Status {
+  /** Accepted and durable, never attempted, waiting for its due time. */
+  QUEUED,
+  /** Handed to one replayer under a lease and fencing token; nothing sent yet. */
+  CLAIMED,
+  /** The replayer is sending it; the request may reach the server from here on. */
+  SENDING,
+  /** An attempt failed in a way known to be safe to retry; waits for {@code next_attempt_at}. */
+  RETRYABLE_FAILED,
+  /** An attempt may or may not have reached the server; resolve by reconciliation or resend. */
+  UNKNOWN,
+  /** The server confirmed the business effect. Terminal. */
+  ACKED,
+  /** The server refused it as conflicting (business conflict or key reuse). Terminal. */
+  CONFLICT,
+  /** The server refused it for good, or it was poisoned by max attempts or age. Terminal. */
+  REJECTED;
+
+  /** True for statuses only an operator action may leave: acked, conflict, rejected. */
+  public boolean isTerminal() {
+    return this == ACKED || this == CONFLICT || this == REJECTED;
+  }
+
+  /** Lower-case name stored in the database and printed by tools, e.g. {@code retryable_failed}. */
+  public String wireName() {
+    return name().toLowerCase(Locale.ROOT);
+  }
+
+  /**
+   * The status with the given {@linkplain #wireName() wire name}.
+   *
+   * @throws IllegalArgumentException naming the value and the valid names when it is not one
+   */
+  public static Status fromWireName(String name) {
+    for (Status status : values()) {
+      if (status.wireName().equals(name)) {
+        return status;
+      }
+    }
+    throw new IllegalArgumentException("unknown status '" + name + "'; expected one of "
+        + "queued, claimed, sending, retryable_failed, unknown, acked, conflict, rejected");
+  }
+}

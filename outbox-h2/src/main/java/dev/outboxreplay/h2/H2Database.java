@@ -1,0 +1,220 @@
+package dev.outboxreplay.h2;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.outboxreplay.OutboxStorageException;
+import dev.outboxreplay.h2.internal.H2Errors;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.Objects;
+import javax.sql.DataSource;
+
+/**
+ * One H2 file database, opened through a HikariCP pool with the durability settings the outbox
+ * relies on. The outbox store, the inbox store and the application's own tables may all live in
+ * it, so that a local change and an outbox row commit in one transaction.
+ *
+ * <p>Opening never creates a fresh database in place of a file it cannot read: a locked,
+ * corrupt or newer-format file fails with {@link OutboxStorageException} naming the file.
+ *
+ * <p>Thread-safe. Close it when done; rows already committed stay on disk.
+ */
+public final class H2Database implements AutoCloseable {
+  /** Default number of pooled connections. */
+  public static final int DEFAULT_MAX_POOL_SIZE = 8;
+  /** Default time a statement waits for a row lock held by another transaction. */
+  public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(10);
+
+  private final Path file;
+  private final Durability durability;
+  private final HikariDataSource pool;
+
+  private H2Database(Builder builder) {
+    this.file = builder.file;
+    this.durability = builder.durability;
+    if (!builder.createIfMissing && !Files.exists(dataFile(file))) {
+      throw new OutboxStorageException("no outbox database at " + dataFile(file)
+          + " (it is not created because createIfMissing is off)");
+    }
+    HikariConfig config = new HikariConfig();
+    config.setPoolName("outbox-h2:" + file.getFileName());
+    config.setJdbcUrl(jdbcUrl(builder));
+    config.setUsername("sa");
+    config.setPassword("");
+    config.setMinimumIdle(1);
+    config.setMaximumPoolSize(builder.maxPoolSize);
+    config.setInitializationFailTimeout(1);
+    config.setConnectionTimeout(Math.max(250, builder.lockTimeout.toMillis() * 2));
+    try {
+      this.pool = new HikariDataSource(config);
+    } catch (RuntimeException e) {
+      throw H2Errors.onOpen(dataFile(file), e);
+    }
+    try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+      // Persisted by H2, but set on every open so a file made elsewhere gets it too.
+      s.execute("SET WRITE_DELAY 0");
+    } catch (SQLException e) {
+      pool.close();
+      throw H2Errors.onOpen(dataFile(file), e);
+    }
+  }
+
+  /** A builder; {@link Builder#file(Path)} is required. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Opens {@code file} with all defaults. */
+  public static H2Database open(Path file) {
+    return builder().file(file).build();
+  }
+
+  /** Pooled connections to this database, for the application's own tables and transactions. */
+  public DataSource dataSource() {
+    return pool;
+  }
+
+  /** The {@code .mv.db} file on disk. */
+  public Path file() {
+    return dataFile(file);
+  }
+
+  /** The durability mode the library's own commits honor. */
+  public Durability durability() {
+    return durability;
+  }
+
+  /**
+   * Forces every committed change to the disk ({@code CHECKPOINT SYNC}). The library calls it
+   * after its own commits in {@link Durability#POWER_LOSS_SAFE} mode; call it after committing a
+   * transaction of your own that must survive a power cut.
+   */
+  public void syncToDisk(Connection connection) throws SQLException {
+    try (Statement s = connection.createStatement()) {
+      s.execute("CHECKPOINT SYNC");
+    }
+  }
+
+  /** Called by stores after each of their own commits; syncs in power-loss mode only. */
+  public void afterCommit(Connection connection) throws SQLException {
+    if (durability == Durability.POWER_LOSS_SAFE) {
+      syncToDisk(connection);
+    }
+  }
+
+  /** Closes the pool; H2 closes the file when the last connection goes. */
+  @Override
+  public void close() {
+    pool.close();
+  }
+
+  @Override
+  public String toString() {
+    return "H2Database[" + file() + ", " + durability + "]";
+  }
+
+  static Path dataFile(Path base) {
+    return base.resolveSibling(base.getFileName() + ".mv.db");
+  }
+
+  private static String jdbcUrl(Builder b) {
+    StringBuilder url = new StringBuilder("jdbc:h2:file:").append(b.file)
+        .append(";WRITE_DELAY=0")
+        .append(";LOCK_TIMEOUT=").append(b.lockTimeout.toMillis());
+    if (b.multiProcess) {
+      url.append(";AUTO_SERVER=TRUE");
+    }
+    if (!b.createIfMissing) {
+      url.append(";IFEXISTS=TRUE");
+    }
+    return url.toString();
+  }
+
+  /** Configures an {@link H2Database}; each setter validates and names its argument. */
+  public static final class Builder {
+    private Path file;
+    private Durability durability = Durability.PROCESS_CRASH_SAFE;
+    private boolean multiProcess = true;
+    private boolean createIfMissing = true;
+    private int maxPoolSize = DEFAULT_MAX_POOL_SIZE;
+    private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
+
+    private Builder() {}
+
+    /**
+     * The database file: either its base path ({@code data/app}) or the H2 file itself
+     * ({@code data/app.mv.db}). Required.
+     */
+    public Builder file(Path file) {
+      Objects.requireNonNull(file, "file == null");
+      Path absolute = file.toAbsolutePath().normalize();
+      String name = absolute.getFileName().toString();
+      if (name.endsWith(".mv.db")) {
+        absolute = absolute.resolveSibling(name.substring(0, name.length() - ".mv.db".length()));
+      }
+      if (absolute.getFileName().toString().isEmpty()) {
+        throw new IllegalArgumentException("file has no name: " + file);
+      }
+      this.file = absolute;
+      return this;
+    }
+
+    /** Default {@link Durability#PROCESS_CRASH_SAFE}. */
+    public Builder durability(Durability durability) {
+      this.durability = Objects.requireNonNull(durability, "durability == null");
+      return this;
+    }
+
+    /**
+     * Whether other processes may open the same file at the same time (H2 {@code AUTO_SERVER}:
+     * the first process serves the file to the others). Default true. When false, a second
+     * process fails to open the file with an error naming it.
+     */
+    public Builder multiProcess(boolean multiProcess) {
+      this.multiProcess = multiProcess;
+      return this;
+    }
+
+    /** Whether a missing file is created. Default true; tools that only read should say false. */
+    public Builder createIfMissing(boolean createIfMissing) {
+      this.createIfMissing = createIfMissing;
+      return this;
+    }
+
+    /** Connections in the pool, at least 2. Default {@link #DEFAULT_MAX_POOL_SIZE}. */
+    public Builder maxPoolSize(int maxPoolSize) {
+      if (maxPoolSize < 2) {
+        throw new IllegalArgumentException("maxPoolSize < 2: " + maxPoolSize);
+      }
+      this.maxPoolSize = maxPoolSize;
+      return this;
+    }
+
+    /** How long a write waits for a row lock held by another transaction. Default 10 s. */
+    public Builder lockTimeout(Duration lockTimeout) {
+      Objects.requireNonNull(lockTimeout, "lockTimeout == null");
+      if (lockTimeout.isNegative() || lockTimeout.isZero()) {
+        throw new IllegalArgumentException("lockTimeout <= 0: " + lockTimeout);
+      }
+      this.lockTimeout = lockTimeout;
+      return this;
+    }
+
+    /**
+     * Opens the database.
+     *
+     * @throws IllegalStateException when no file was set
+     * @throws OutboxStorageException when the file is locked, corrupt or unreadable
+     */
+    public H2Database build() {
+      if (file == null) {
+        throw new IllegalStateException("file is required");
+      }
+      return new H2Database(this);
+    }
+  }
+}

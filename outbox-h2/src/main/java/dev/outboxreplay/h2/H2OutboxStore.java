@@ -1,0 +1,239 @@
+package dev.outboxreplay.h2;
+
+import dev.outboxreplay.CommandId;
+import dev.outboxreplay.FencedOffException;
+import dev.outboxreplay.IdempotencyKey;
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.OutboxStorageException;
+import dev.outboxreplay.OutboxStore;
+import dev.outboxreplay.Outcome;
+import dev.outboxreplay.PreparedCommand;
+import dev.outboxreplay.StateMachine;
+import dev.outboxreplay.Status;
+import dev.outboxreplay.h2.internal.GroupCommitter;
+import dev.outboxreplay.h2.internal.H2Errors;
+import dev.outboxreplay.h2.internal.OutboxInserter;
+import dev.outboxreplay.h2.internal.OutboxRows;
+import dev.outboxreplay.h2.internal.OutboxSchema;
+import dev.outboxreplay.h2.internal.OutboxSql;
+import dev.outboxreplay.h2.internal.SchemaMigrator;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The outbox store on an {@link H2Database}. Accepts from concurrent threads share commits
+ * ({@linkplain GroupCommitter group commit}); claims take rows with compare-and-set updates on
+ * (id, status, fencing token), so replayers in several threads or processes never hold the same
+ * row at once. Table layout: {@code docs/table-layout.md}.
+ *
+ * <p>Thread-safe. Closing the store does not close the database it was created on.
+ */
+public final class H2OutboxStore implements OutboxStore<Connection> {
+  private final H2Database database;
+  private final OutboxInserter inserter;
+  private final GroupCommitter committer;
+  private final OutboxSql sql;
+
+  private H2OutboxStore(H2Database database) {
+    this.database = database;
+    OutboxRows rows = new OutboxRows(database.file());
+    this.inserter = new OutboxInserter(rows);
+    this.committer = new GroupCommitter(database);
+    this.sql = new OutboxSql(rows);
+  }
+
+  /**
+   * Creates the outbox tables in {@code database} if needed, upgrading older layouts.
+   *
+   * @throws OutboxStorageException when the file's outbox schema is newer than this release
+   */
+  public static H2OutboxStore create(H2Database database) {
+    Objects.requireNonNull(database, "database == null");
+    SchemaMigrator.migrate(database.dataSource(), database.file(), OutboxSchema.COMPONENT,
+        OutboxSchema.MIGRATIONS, Clock.systemUTC());
+    return new H2OutboxStore(database);
+  }
+
+  /** The database this store writes to. */
+  public H2Database database() {
+    return database;
+  }
+
+  @Override
+  public List<OutboxRecord> insert(List<PreparedCommand> batch) {
+    List<PreparedCommand> commands = List.copyOf(batch);
+    try {
+      return committer.submit(c -> inserter.insert(c, commands));
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), "accept", e);
+    }
+  }
+
+  @Override
+  public List<OutboxRecord> insert(Connection transaction, List<PreparedCommand> batch) {
+    List<PreparedCommand> commands = List.copyOf(batch);
+    try {
+      requireOpenTransaction(transaction);
+      return inserter.insert(transaction, commands);
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), "accept in caller transaction", e);
+    }
+  }
+
+  @Override
+  public List<OutboxRecord> claim(String owner, Duration lease, int limit, Instant now) {
+    Objects.requireNonNull(owner, "owner == null");
+    if (owner.isBlank() || owner.length() > 200) {
+      throw new IllegalArgumentException("owner must be 1-200 characters: '" + owner + "'");
+    }
+    if (lease.isNegative() || lease.isZero()) {
+      throw new IllegalArgumentException("lease <= 0: " + lease);
+    }
+    if (limit < 1) {
+      throw new IllegalArgumentException("limit < 1: " + limit);
+    }
+    recoverExpiredLeases(now);
+    return inTransaction("claim", c -> {
+      List<OutboxRecord> claimed = sql.claim(c, owner, now.plus(lease), limit, now);
+      c.commit();
+      database.afterCommit(c);
+      return claimed;
+    });
+  }
+
+  @Override
+  public OutboxRecord markSending(CommandId id, long fencingToken, Instant leaseExpiresAt,
+      Instant now) {
+    return autoCommitted("mark sending",
+        c -> sql.markSending(c, id, fencingToken, leaseExpiresAt, now));
+  }
+
+  @Override
+  public OutboxRecord complete(CommandId id, long fencingToken, Status expected, Outcome outcome,
+      Instant now) {
+    StateMachine.requireAllowed(expected, outcome.status());
+    return autoCommitted("complete",
+        c -> sql.complete(c, id, fencingToken, expected, outcome, now));
+  }
+
+  @Override
+  public OutboxRecord complete(Connection transaction, CommandId id, long fencingToken,
+      Status expected, Outcome outcome, Instant now) {
+    StateMachine.requireAllowed(expected, outcome.status());
+    try {
+      requireOpenTransaction(transaction);
+      return sql.complete(transaction, id, fencingToken, expected, outcome, now);
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), "complete in caller transaction", e);
+    }
+  }
+
+  @Override
+  public OutboxRecord release(CommandId id, long fencingToken, Instant nextAttemptAt,
+      Instant now) {
+    return autoCommitted("release", c -> sql.release(c, id, fencingToken, nextAttemptAt, now));
+  }
+
+  @Override
+  public int recoverExpiredLeases(Instant now) {
+    return autoCommitted("recover expired leases", c -> sql.recoverExpiredSending(c, now));
+  }
+
+  @Override
+  public OutboxRecord requeue(CommandId id, Instant now) {
+    return autoCommitted("requeue", c -> {
+      OutboxRecord current = sql.find(c, id)
+          .orElseThrow(() -> new NoSuchElementException("no outbox command " + id));
+      if (!StateMachine.isOperatorAction(current.status(), Status.QUEUED)) {
+        throw new IllegalStateException("command " + id + " is " + current.status().wireName()
+            + "; only conflict or rejected commands can be requeued");
+      }
+      return sql.requeue(c, current, now).orElseThrow(() -> new FencedOffException(
+          id, current.status(), current.fencingToken(), null, 0));
+    });
+  }
+
+  @Override
+  public Optional<OutboxRecord> find(CommandId id) {
+    return read("find", c -> sql.find(c, id));
+  }
+
+  @Override
+  public Optional<OutboxRecord> findByKey(IdempotencyKey key) {
+    return read("find by key", c -> sql.findByKey(c, key));
+  }
+
+  @Override
+  public List<OutboxRecord> list(Status status, int limit) {
+    Objects.requireNonNull(status, "status == null");
+    return read("list", c -> sql.list(c, status, limit));
+  }
+
+  @Override
+  public Map<Status, Long> countByStatus() {
+    return read("count by status", c -> {
+      Map<Status, Long> counts = new EnumMap<>(Status.class);
+      for (Status s : Status.values()) {
+        counts.put(s, 0L);
+      }
+      counts.putAll(sql.countByStatus(c));
+      return counts;
+    });
+  }
+
+  /** Does nothing: the store holds no resources of its own; close the {@link H2Database}. */
+  @Override
+  public void close() {}
+
+  private static void requireOpenTransaction(Connection c) throws SQLException {
+    if (c.getAutoCommit()) {
+      throw new IllegalArgumentException("the caller's connection is in auto-commit mode; call "
+          + "setAutoCommit(false) so the outbox write joins your transaction");
+    }
+  }
+
+  @FunctionalInterface
+  private interface Work<R> {
+    R run(Connection c) throws SQLException;
+  }
+
+  private <R> R autoCommitted(String action, Work<R> work) {
+    return inTransaction(action, c -> {
+      R result = work.run(c);
+      c.commit();
+      database.afterCommit(c);
+      return result;
+    });
+  }
+
+  private <R> R read(String action, Work<R> work) {
+    return inTransaction(action, c -> {
+      R result = work.run(c);
+      c.commit();
+      return result;
+    });
+  }
+
+  private <R> R inTransaction(String action, Work<R> work) {
+    try (Connection c = database.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        return work.run(c);
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      }
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), action, e);
+    }
+  }
+}

@@ -1,0 +1,72 @@
+package dev.outboxreplay.h2.internal;
+
+import dev.outboxreplay.OutboxStorageException;
+import java.nio.file.Path;
+import java.sql.SQLException;
+
+/** Translates H2 failures into {@link OutboxStorageException}s that name the file and a remedy. */
+public final class H2Errors {
+  /** H2: unique index or primary key violated. */
+  public static final String UNIQUE_VIOLATION_STATE = "23505";
+  private static final int DATABASE_ALREADY_OPEN = 90020;
+  private static final int FILE_CORRUPTED = 90030;
+  private static final int FILE_VERSION_ERROR = 90048;
+  private static final int DATABASE_NOT_FOUND = 90146;
+  private static final int LOCK_TIMEOUT = 50200;
+
+  private H2Errors() {}
+
+  /** Failure while opening {@code file}. */
+  public static OutboxStorageException onOpen(Path file, Throwable failure) {
+    SQLException sql = findSqlException(failure);
+    String reason;
+    if (sql == null) {
+      reason = String.valueOf(failure.getMessage());
+    } else {
+      reason = switch (sql.getErrorCode()) {
+        case DATABASE_ALREADY_OPEN -> "it is locked by another process; close that process, "
+            + "or open both with multiProcess(true)";
+        case FILE_CORRUPTED -> "the file is corrupt; it was left untouched for inspection "
+            + "(restore it from a backup, or move it away to start empty)";
+        case FILE_VERSION_ERROR -> "the file was written by an incompatible H2 version";
+        case DATABASE_NOT_FOUND -> "the file does not exist";
+        default -> firstLine(sql.getMessage());
+      };
+    }
+    return new OutboxStorageException("cannot open outbox database " + file + ": " + reason,
+        failure);
+  }
+
+  /** Failure of a statement on an open database. */
+  public static OutboxStorageException onStatement(Path file, String action, SQLException e) {
+    String reason = e.getErrorCode() == LOCK_TIMEOUT
+        ? "timed out waiting for a row lock held by another transaction"
+        : firstLine(e.getMessage());
+    return new OutboxStorageException(action + " failed on " + file + ": " + reason, e);
+  }
+
+  /** True when {@code e} reports a unique or primary key violation. */
+  public static boolean isUniqueViolation(SQLException e) {
+    return UNIQUE_VIOLATION_STATE.equals(e.getSQLState());
+  }
+
+  private static SQLException findSqlException(Throwable t) {
+    for (Throwable cause = t; cause != null; cause = cause.getCause()) {
+      if (cause instanceof SQLException sql) {
+        return sql;
+      }
+      if (cause.getCause() == cause) {
+        break;
+      }
+    }
+    return null;
+  }
+
+  private static String firstLine(String message) {
+    if (message == null) {
+      return "unknown error";
+    }
+    int newline = message.indexOf('\n');
+    return newline < 0 ? message : message.substring(0, newline);
+  }
+}

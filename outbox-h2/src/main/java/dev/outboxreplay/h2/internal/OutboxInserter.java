@@ -1,0 +1,133 @@
+package dev.outboxreplay.h2.internal;
+
+import dev.outboxreplay.IdempotencyConflictException;
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.PreparedCommand;
+import dev.outboxreplay.Status;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Savepoint;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+
+/**
+ * Writes accepted commands. The common case (new ids, new keys) is a plain insert with no lookup;
+ * only a unique-key violation makes it roll back to its savepoint and resolve each command
+ * against what is stored: same intent returns the stored row, a different intent is an
+ * {@link IdempotencyConflictException} and the whole batch is undone.
+ */
+public final class OutboxInserter {
+  private static final String INSERT = "INSERT INTO outbox_command (command_id, idempotency_key, "
+      + "operation, entity_key, payload, payload_hash, status, attempt, next_attempt_at, "
+      + "fencing_token, session_version, created_at, updated_at, schema_version) "
+      + "VALUES (?, ?, ?, ?, ?, ?, 'queued', 0, ?, 0, ?, ?, ?, " + OutboxSchema.ROW_FORMAT + ")";
+  private static final String BY_ID =
+      "SELECT " + OutboxSchema.COLUMNS + " FROM outbox_command WHERE command_id = ?";
+  private static final String BY_KEY =
+      "SELECT " + OutboxSchema.COLUMNS + " FROM outbox_command WHERE idempotency_key = ?";
+
+  private final OutboxRows rows;
+
+  public OutboxInserter(OutboxRows rows) {
+    this.rows = rows;
+  }
+
+  /** Inserts {@code batch} in the connection's open transaction; see the class comment. */
+  public List<OutboxRecord> insert(Connection c, List<PreparedCommand> batch) throws SQLException {
+    Savepoint start = c.setSavepoint();
+    try {
+      List<OutboxRecord> result = new ArrayList<>(batch.size());
+      for (PreparedCommand command : batch) {
+        result.add(insertNew(c, command));
+      }
+      return result;
+    } catch (SQLException | RuntimeException e) {
+      c.rollback(start);
+      if (!(e instanceof SQLException sql) || !H2Errors.isUniqueViolation(sql)) {
+        throw e;
+      }
+    }
+    try {
+      List<OutboxRecord> result = new ArrayList<>(batch.size());
+      for (PreparedCommand command : batch) {
+        result.add(insertOrResolve(c, command));
+      }
+      return result;
+    } catch (SQLException | RuntimeException e) {
+      c.rollback(start);
+      throw e;
+    }
+  }
+
+  private OutboxRecord insertOrResolve(Connection c, PreparedCommand command) throws SQLException {
+    Optional<OutboxRecord> existing = findExisting(c, command);
+    if (existing.isPresent()) {
+      return resolve(command, existing.get());
+    }
+    Savepoint before = c.setSavepoint();
+    try {
+      return insertNew(c, command);
+    } catch (SQLException e) {
+      if (!H2Errors.isUniqueViolation(e)) {
+        throw e;
+      }
+      // Another process committed the same id or key between our lookup and insert.
+      c.rollback(before);
+      return resolve(command, findExisting(c, command).orElseThrow(() -> e));
+    }
+  }
+
+  private static OutboxRecord resolve(PreparedCommand command, OutboxRecord stored) {
+    boolean sameId = stored.commandId().equals(command.commandId());
+    boolean sameKey = stored.idempotencyKey().equals(command.idempotencyKey());
+    if ((sameId && !sameKey) || !command.sameIntentAs(stored)) {
+      throw new IdempotencyConflictException(
+          command.commandId(), command.idempotencyKey(), stored.commandId());
+    }
+    return stored;
+  }
+
+  private Optional<OutboxRecord> findExisting(Connection c, PreparedCommand command)
+      throws SQLException {
+    Optional<OutboxRecord> byId = findOne(c, BY_ID, command.commandId().value());
+    return byId.isPresent() ? byId : findOne(c, BY_KEY, command.idempotencyKey().value());
+  }
+
+  private Optional<OutboxRecord> findOne(Connection c, String sql, Object key)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setObject(1, key);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Optional.of(rows.read(rs)) : Optional.empty();
+      }
+    }
+  }
+
+  private static OutboxRecord insertNew(Connection c, PreparedCommand command)
+      throws SQLException {
+    long at = command.acceptedAt().toEpochMilli();
+    try (PreparedStatement ps = c.prepareStatement(INSERT, new String[] {"SEQ"})) {
+      ps.setObject(1, command.commandId().value());
+      ps.setString(2, command.idempotencyKey().value());
+      ps.setString(3, command.operation());
+      ps.setString(4, command.entityKey());
+      ps.setBytes(5, command.payload().bytes());
+      ps.setBytes(6, command.payload().sha256());
+      ps.setLong(7, at);
+      ps.setLong(8, command.sessionVersion());
+      ps.setLong(9, at);
+      ps.setLong(10, at);
+      ps.executeUpdate();
+      try (ResultSet keys = ps.getGeneratedKeys()) {
+        keys.next();
+        return new OutboxRecord(command.commandId(), command.idempotencyKey(),
+            command.operation(), command.entityKey(), command.payload(), Status.QUEUED, 0,
+            command.acceptedAt(), null, null, 0, null, command.sessionVersion(), null, null,
+            command.acceptedAt(), command.acceptedAt(), OutboxSchema.ROW_FORMAT, keys.getLong(1));
+      }
+    }
+  }
+}

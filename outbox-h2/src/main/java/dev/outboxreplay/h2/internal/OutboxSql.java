@@ -1,0 +1,254 @@
+package dev.outboxreplay.h2.internal;
+
+import dev.outboxreplay.CommandId;
+import dev.outboxreplay.ErrorInfo;
+import dev.outboxreplay.FencedOffException;
+import dev.outboxreplay.IdempotencyKey;
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.Outcome;
+import dev.outboxreplay.StateMachine;
+import dev.outboxreplay.Status;
+import dev.outboxreplay.StoredResponse;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Types;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.EnumMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
+
+/**
+ * The outbox's statements after accept. Every state change is one
+ * {@code UPDATE ... WHERE command_id = ? AND status = ? AND fencing_token = ?} wrapped in
+ * {@code FINAL TABLE} so it returns the new row; no row back means "fenced off", reported as
+ * {@link FencedOffException}, never ignored.
+ */
+public final class OutboxSql {
+  private static final String SELECT = "SELECT " + OutboxSchema.COLUMNS + " FROM ";
+  private static final String CAS = " WHERE command_id = ? AND status = ? AND fencing_token = ?)";
+
+  /**
+   * Due rows that head their entity. Reads idx_outbox_due from its start up to {@code now}: held
+   * and waiting rows only, never terminal ones (their due_at is Long.MAX_VALUE).
+   */
+  static final String CANDIDATES = "SELECT command_id, status, fencing_token, claimed_from "
+      + "FROM outbox_command c WHERE c.due_at <= ? AND c.status <> 'sending' "
+      + "AND NOT EXISTS (SELECT 1 FROM outbox_command p WHERE p.entity_key = c.entity_key "
+      + "AND p.terminal = FALSE AND p.seq < c.seq) "
+      + "ORDER BY c.due_at, c.seq LIMIT ?";
+  private static final String CLAIM = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
+      + "status = 'claimed', claimed_from = ?, claim_owner = ?, "
+      + "fencing_token = NEXT VALUE FOR outbox_fencing_token, lease_expires_at = ?, "
+      + "updated_at = ?" + CAS;
+  private static final String MARK_SENDING = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
+      + "status = 'sending', lease_expires_at = ?, updated_at = ?" + CAS;
+  private static final String COMPLETE = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
+      + "status = ?, attempt = attempt + ?, next_attempt_at = COALESCE(?, next_attempt_at), "
+      + "claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
+      + "last_error_code = COALESCE(?, last_error_code), "
+      + "last_error_message = CASE WHEN ? IS NULL THEN last_error_message ELSE ? END, "
+      + "last_error_at = COALESCE(?, last_error_at), "
+      + "response_status = COALESCE(?, response_status), "
+      + "response_body = CASE WHEN ? IS NULL THEN response_body ELSE ? END, "
+      + "updated_at = ?" + CAS;
+  private static final String RELEASE = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
+      + "status = claimed_from, next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, "
+      + "lease_expires_at = NULL, updated_at = ?" + CAS;
+  private static final String RECOVER_SENDING = "UPDATE outbox_command SET status = 'unknown', "
+      + "attempt = attempt + 1, next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, "
+      + "lease_expires_at = NULL, last_error_code = 'lease_expired_while_sending', "
+      + "last_error_message = 'the sender stopped before recording an outcome; "
+      + "the request may have reached the server', last_error_at = ?, updated_at = ? "
+      + "WHERE due_at <= ? AND status = 'sending'";
+  private static final String REQUEUE = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
+      + "status = 'queued', attempt = 0, next_attempt_at = ?, updated_at = ?" + CAS;
+
+  private final OutboxRows rows;
+
+  public OutboxSql(OutboxRows rows) {
+    this.rows = rows;
+  }
+
+  /** Claims up to {@code limit} due entity heads; the caller commits. */
+  public List<OutboxRecord> claim(Connection c, String owner, Instant leaseExpiresAt, int limit,
+      Instant now) throws SQLException {
+    record Candidate(UUID id, Status status, long token, Status claimedFrom) {}
+    List<Candidate> candidates = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(CANDIDATES)) {
+      ps.setLong(1, now.toEpochMilli());
+      ps.setInt(2, limit);
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          String from = rs.getString(4);
+          candidates.add(new Candidate(rs.getObject(1, UUID.class),
+              Status.fromWireName(rs.getString(2)), rs.getLong(3),
+              from == null ? null : Status.fromWireName(from)));
+        }
+      }
+    }
+    List<OutboxRecord> claimed = new ArrayList<>(candidates.size());
+    try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
+      for (Candidate candidate : candidates) {
+        StateMachine.requireAllowed(candidate.status(), Status.CLAIMED);
+        // An expired claim taken over keeps the status it was first claimed from.
+        Status from = candidate.status() == Status.CLAIMED
+            ? candidate.claimedFrom() : candidate.status();
+        ps.setString(1, from.wireName());
+        ps.setString(2, owner);
+        ps.setLong(3, leaseExpiresAt.toEpochMilli());
+        ps.setLong(4, now.toEpochMilli());
+        ps.setObject(5, candidate.id());
+        ps.setString(6, candidate.status().wireName());
+        ps.setLong(7, candidate.token());
+        singleRow(ps).ifPresent(claimed::add);
+      }
+    }
+    return claimed;
+  }
+
+  public OutboxRecord markSending(Connection c, CommandId id, long token, Instant leaseExpiresAt,
+      Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(MARK_SENDING)) {
+      ps.setLong(1, leaseExpiresAt.toEpochMilli());
+      ps.setLong(2, now.toEpochMilli());
+      bindCas(ps, 3, id, Status.CLAIMED, token);
+      return orFenced(c, singleRow(ps), id, Status.CLAIMED, token);
+    }
+  }
+
+  public OutboxRecord complete(Connection c, CommandId id, long token, Status expected,
+      Outcome outcome, Instant now) throws SQLException {
+    ErrorInfo error = outcome.error();
+    StoredResponse response = outcome.response();
+    try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
+      ps.setString(1, outcome.status().wireName());
+      ps.setInt(2, outcome.countsAsAttempt() ? 1 : 0);
+      setMillis(ps, 3, outcome.status().isTerminal() ? null : outcome.nextAttemptAt());
+      ps.setString(4, error == null ? null : error.code());
+      ps.setString(5, error == null ? null : error.code());
+      ps.setString(6, error == null ? null : error.message());
+      setMillis(ps, 7, error == null ? null : error.at());
+      if (response == null) {
+        ps.setNull(8, Types.INTEGER);
+      } else {
+        ps.setInt(8, response.status());
+      }
+      ps.setString(9, response == null ? null : "y");
+      ps.setBytes(10, response == null ? null : response.body());
+      ps.setLong(11, now.toEpochMilli());
+      bindCas(ps, 12, id, expected, token);
+      return orFenced(c, singleRow(ps), id, expected, token);
+    }
+  }
+
+  public OutboxRecord release(Connection c, CommandId id, long token, Instant nextAttemptAt,
+      Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RELEASE)) {
+      ps.setLong(1, nextAttemptAt.toEpochMilli());
+      ps.setLong(2, now.toEpochMilli());
+      bindCas(ps, 3, id, Status.CLAIMED, token);
+      return orFenced(c, singleRow(ps), id, Status.CLAIMED, token);
+    }
+  }
+
+  public int recoverExpiredSending(Connection c, Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RECOVER_SENDING)) {
+      long at = now.toEpochMilli();
+      ps.setLong(1, at);
+      ps.setLong(2, at);
+      ps.setLong(3, at);
+      ps.setLong(4, at);
+      return ps.executeUpdate();
+    }
+  }
+
+  public Optional<OutboxRecord> requeue(Connection c, OutboxRecord current, Instant now)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(REQUEUE)) {
+      ps.setLong(1, now.toEpochMilli());
+      ps.setLong(2, now.toEpochMilli());
+      bindCas(ps, 3, current.commandId(), current.status(), current.fencingToken());
+      return singleRow(ps);
+    }
+  }
+
+  public Optional<OutboxRecord> find(Connection c, CommandId id) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        SELECT + "outbox_command WHERE command_id = ?")) {
+      ps.setObject(1, id.value());
+      return singleRow(ps);
+    }
+  }
+
+  public Optional<OutboxRecord> findByKey(Connection c, IdempotencyKey key) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        SELECT + "outbox_command WHERE idempotency_key = ?")) {
+      ps.setString(1, key.value());
+      return singleRow(ps);
+    }
+  }
+
+  public List<OutboxRecord> list(Connection c, Status status, int limit) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        SELECT + "outbox_command WHERE status = ? ORDER BY seq LIMIT ?")) {
+      ps.setString(1, status.wireName());
+      ps.setInt(2, limit);
+      List<OutboxRecord> result = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          result.add(rows.read(rs));
+        }
+      }
+      return result;
+    }
+  }
+
+  public Map<Status, Long> countByStatus(Connection c) throws SQLException {
+    Map<Status, Long> counts = new EnumMap<>(Status.class);
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT status, COUNT(*) FROM outbox_command GROUP BY status");
+        ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        counts.put(Status.fromWireName(rs.getString(1)), rs.getLong(2));
+      }
+    }
+    return counts;
+  }
+
+  private static void bindCas(PreparedStatement ps, int first, CommandId id, Status status,
+      long token) throws SQLException {
+    ps.setObject(first, id.value());
+    ps.setString(first + 1, status.wireName());
+    ps.setLong(first + 2, token);
+  }
+
+  private static void setMillis(PreparedStatement ps, int index, Instant at) throws SQLException {
+    if (at == null) {
+      ps.setNull(index, Types.BIGINT);
+    } else {
+      ps.setLong(index, at.toEpochMilli());
+    }
+  }
+
+  private Optional<OutboxRecord> singleRow(PreparedStatement ps) throws SQLException {
+    try (ResultSet rs = ps.executeQuery()) {
+      return rs.next() ? Optional.of(rows.read(rs)) : Optional.empty();
+    }
+  }
+
+  private OutboxRecord orFenced(Connection c, Optional<OutboxRecord> updated, CommandId id,
+      Status expected, long token) throws SQLException {
+    if (updated.isPresent()) {
+      return updated.get();
+    }
+    Optional<OutboxRecord> current = find(c, id);
+    throw new FencedOffException(id, expected, token,
+        current.map(OutboxRecord::status).orElse(null),
+        current.map(OutboxRecord::fencingToken).orElse(0L));
+  }
+}

@@ -1,0 +1,87 @@
+package dev.outboxreplay.h2.internal;
+
+import dev.outboxreplay.OutboxStorageException;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Clock;
+import java.util.List;
+import javax.sql.DataSource;
+
+/**
+ * Brings one component's tables up to date by running its numbered {@link Migration}s that the
+ * history table {@code outbox_schema_history(component, version, description, applied_at)} does
+ * not list yet. A file whose history holds a version newer than the code knows is refused, never
+ * downgraded.
+ */
+public final class SchemaMigrator {
+  private SchemaMigrator() {}
+
+  /**
+   * @return the schema version of {@code component} after migrating
+   * @throws OutboxStorageException when the file is newer than the code or a step fails
+   */
+  public static int migrate(DataSource dataSource, Path file, String component,
+      List<Migration> steps, Clock clock) {
+    int latest = steps.get(steps.size() - 1).version();
+    try (Connection c = dataSource.getConnection()) {
+      try (Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE IF NOT EXISTS outbox_schema_history ("
+            + "component VARCHAR(50) NOT NULL, version INT NOT NULL, "
+            + "description VARCHAR(200) NOT NULL, applied_at BIGINT NOT NULL, "
+            + "PRIMARY KEY (component, version))");
+      }
+      int current = currentVersion(c, component);
+      if (current > latest) {
+        throw new OutboxStorageException("cannot open outbox database " + file + ": its "
+            + component + " schema is version " + current + ", written by a newer release; "
+            + "this release knows versions up to " + latest + " (upgrade the library to open it)");
+      }
+      for (Migration step : steps) {
+        if (step.version() <= current) {
+          continue;
+        }
+        try (Statement s = c.createStatement()) {
+          for (String sql : step.statements()) {
+            s.execute(sql);
+          }
+        }
+        record(c, component, step, clock);
+      }
+      return Math.max(current, latest);
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(file, "schema migration of " + component, e);
+    }
+  }
+
+  private static int currentVersion(Connection c, String component) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT COALESCE(MAX(version), 0) FROM outbox_schema_history WHERE component = ?")) {
+      ps.setString(1, component);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
+      }
+    }
+  }
+
+  private static void record(Connection c, String component, Migration step, Clock clock)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("INSERT INTO outbox_schema_history "
+        + "(component, version, description, applied_at) VALUES (?, ?, ?, ?)")) {
+      ps.setString(1, component);
+      ps.setInt(2, step.version());
+      ps.setString(3, step.description());
+      ps.setLong(4, clock.millis());
+      ps.executeUpdate();
+    } catch (SQLException e) {
+      if (!H2Errors.isUniqueViolation(e)) {
+        throw e;
+      }
+      // Another process applied the same idempotent step at the same time.
+    }
+  }
+}

@@ -1,0 +1,452 @@
+package dev.outboxreplay.testkit;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.outboxreplay.CommandId;
+import dev.outboxreplay.ErrorInfo;
+import dev.outboxreplay.FencedOffException;
+import dev.outboxreplay.IdempotencyConflictException;
+import dev.outboxreplay.IdempotencyKey;
+import dev.outboxreplay.Outbox;
+import dev.outboxreplay.OutboxCommand;
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.OutboxStore;
+import dev.outboxreplay.Outcome;
+import dev.outboxreplay.Status;
+import dev.outboxreplay.StoredResponse;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.NoSuchElementException;
+import java.util.Set;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Behaviour every {@link OutboxStore} must have. A store module subclasses this once and supplies
+ * how to open, close and run a transaction on its store; all tests then run against it.
+ *
+ * @param <T> the store's transaction handle
+ */
+public abstract class OutboxStoreContract<T> {
+  protected static final Duration LEASE = Duration.ofSeconds(30);
+
+  @TempDir protected Path directory;
+  protected ManualClock clock;
+  protected OutboxStore<T> store;
+  protected Outbox<T> outbox;
+
+  /** Opens (or reopens) a store whose data lives in {@code directory}. */
+  protected abstract OutboxStore<T> openStore(Path directory);
+
+  /** Closes the store and everything it holds, as a process exit would. */
+  protected abstract void closeStore(OutboxStore<T> store);
+
+  /** Begins a transaction of the caller's own on the store's database. */
+  protected abstract T beginTransaction(OutboxStore<T> store);
+
+  protected abstract void commit(T transaction);
+
+  protected abstract void rollback(T transaction);
+
+  @BeforeEach
+  void openContractStore() {
+    clock = ManualClock.startingAtEpoch2026();
+    store = openStore(directory);
+    outbox = newOutbox(store);
+  }
+
+  @AfterEach
+  void closeContractStore() {
+    closeStore(store);
+  }
+
+  private Outbox<T> newOutbox(OutboxStore<T> s) {
+    return Outbox.builder(s).clock(clock).random(new SplittableRandom(42)).build();
+  }
+
+  protected OutboxRecord accept(String entity, int n) {
+    return outbox.accept(OutboxCommand.of("note.put", entity, Map.of("n", n)));
+  }
+
+  private Instant now() {
+    return clock.instant();
+  }
+
+  @Test
+  void acceptedCommandIsQueuedDueAtOnceWithStableIdentity() {
+    OutboxRecord accepted = accept("note-1", 1);
+    OutboxRecord stored = store.find(accepted.commandId()).orElseThrow();
+    assertThat(stored).isEqualTo(accepted);
+    assertThat(stored.status()).isEqualTo(Status.QUEUED);
+    assertThat(stored.attempt()).isZero();
+    assertThat(stored.fencingToken()).isZero();
+    assertThat(stored.nextAttemptAt()).isEqualTo(now());
+    assertThat(stored.idempotencyKey().value())
+        .isEqualTo("note.put:note-1:" + accepted.commandId());
+    assertThat(stored.payload().json()).isEqualTo("{\"n\":1}");
+    assertThat(store.findByKey(accepted.idempotencyKey())).contains(accepted);
+  }
+
+  @Test
+  void reacceptingSameIdAndPayloadReturnsTheOriginalAndWritesNothing() {
+    OutboxRecord first = accept("note-1", 1);
+    clock.advance(Duration.ofMinutes(5));
+    OutboxRecord again = outbox.accept(OutboxCommand.of("note.put", "note-1", Map.of("n", 1))
+        .withCommandId(first.commandId()));
+    assertThat(again).isEqualTo(first);
+    assertThat(store.countByStatus().get(Status.QUEUED)).isEqualTo(1);
+  }
+
+  @Test
+  void sameIdWithDifferentPayloadIsAConflictAndWritesNothing() {
+    OutboxRecord first = accept("note-1", 1);
+    assertThatThrownBy(() -> outbox.accept(OutboxCommand.of("note.put", "note-1",
+        Map.of("n", 2)).withCommandId(first.commandId())))
+        .isInstanceOf(IdempotencyConflictException.class)
+        .hasMessageContaining(first.commandId().toString());
+    assertThat(store.find(first.commandId())).contains(first);
+    assertThat(total()).isEqualTo(1);
+  }
+
+  @Test
+  void sameKeyWithDifferentPayloadIsAConflictAndWritesNothing() {
+    IdempotencyKey key = new IdempotencyKey("pay:invoice-7");
+    outbox.accept(OutboxCommand.of("pay", "invoice-7", Map.of("cents", 100))
+        .withIdempotencyKey(key));
+    assertThatThrownBy(() -> outbox.accept(OutboxCommand.of("pay", "invoice-7",
+        Map.of("cents", 999)).withIdempotencyKey(key)))
+        .isInstanceOf(IdempotencyConflictException.class);
+    assertThat(total()).isEqualTo(1);
+  }
+
+  @Test
+  void sameKeyAndPayloadUnderANewIdReturnsTheOriginal() {
+    IdempotencyKey key = new IdempotencyKey("pay:invoice-8");
+    OutboxRecord first = outbox.accept(OutboxCommand.of("pay", "invoice-8",
+        Map.of("cents", 100)).withIdempotencyKey(key));
+    OutboxRecord second = outbox.accept(OutboxCommand.of("pay", "invoice-8",
+        Map.of("cents", 100)).withIdempotencyKey(key));
+    assertThat(second).isEqualTo(first);
+    assertThat(total()).isEqualTo(1);
+  }
+
+  @Test
+  void acceptAllWritesAllOrNothing() {
+    OutboxRecord existing = accept("note-1", 1);
+    List<OutboxCommand> batch = List.of(
+        OutboxCommand.of("note.put", "note-2", Map.of("n", 2)),
+        OutboxCommand.of("note.put", "note-3", Map.of("n", 3)),
+        OutboxCommand.of("note.put", "note-1", Map.of("n", 99))
+            .withCommandId(existing.commandId()));
+    assertThatThrownBy(() -> outbox.acceptAll(batch))
+        .isInstanceOf(IdempotencyConflictException.class);
+    assertThat(total()).isEqualTo(1);
+
+    List<OutboxRecord> written = outbox.acceptAll(batch.subList(0, 2));
+    assertThat(written).extracting(OutboxRecord::entityKey).containsExactly("note-2", "note-3");
+    assertThat(total()).isEqualTo(3);
+  }
+
+  @Test
+  void acceptAllCollapsesARepeatedCommandInsideTheBatch() {
+    CommandId id = accept("warmup", 0).commandId();
+    OutboxCommand once = OutboxCommand.of("note.put", "note-9", Map.of("n", 9));
+    OutboxRecord first = outbox.accept(once);
+    List<OutboxRecord> written = outbox.acceptAll(List.of(
+        once.withCommandId(first.commandId()), once.withCommandId(first.commandId())));
+    assertThat(written).containsExactly(first, first);
+    assertThat(store.find(id)).isPresent();
+    assertThat(total()).isEqualTo(2);
+  }
+
+  @Test
+  void acceptInCallerTransactionCommitsAndRollsBackWithIt() {
+    T rolledBack = beginTransaction(store);
+    OutboxRecord lost = outbox.accept(rolledBack, OutboxCommand.of("note.put", "a", Map.of()));
+    rollback(rolledBack);
+    assertThat(store.find(lost.commandId())).isEmpty();
+
+    T committed = beginTransaction(store);
+    OutboxRecord kept = outbox.accept(committed, OutboxCommand.of("note.put", "a", Map.of()));
+    commit(committed);
+    assertThat(store.find(kept.commandId())).contains(kept);
+  }
+
+  @Test
+  void rowsSurviveClosingAndReopeningTheStore() {
+    OutboxRecord accepted = accept("note-1", 1);
+    closeStore(store);
+    store = openStore(directory);
+    outbox = newOutbox(store);
+    OutboxRecord reread = store.find(accepted.commandId()).orElseThrow();
+    assertThat(reread).isEqualTo(accepted);
+    assertThat(reread.payload().bytes()).isEqualTo(accepted.payload().bytes());
+  }
+
+  @Test
+  void eachClaimGivesAStrictlyLargerFencingToken() {
+    OutboxRecord accepted = accept("note-1", 1);
+    OutboxRecord first = claimOne("a");
+    store.release(first.commandId(), first.fencingToken(), now(), now());
+    OutboxRecord second = claimOne("b");
+    assertThat(first.commandId()).isEqualTo(accepted.commandId());
+    assertThat(first.fencingToken()).isPositive();
+    assertThat(second.fencingToken()).isGreaterThan(first.fencingToken());
+    assertThat(second.claimOwner()).isEqualTo("b");
+    assertThat(second.leaseExpiresAt()).isEqualTo(now().plus(LEASE));
+  }
+
+  @Test
+  void claimHandsOutOnlyTheOldestOpenCommandOfEachEntity() {
+    OutboxRecord a1 = accept("A", 1);
+    OutboxRecord a2 = accept("A", 2);
+    OutboxRecord b1 = accept("B", 1);
+    List<OutboxRecord> claimed = store.claim("r", LEASE, 10, now());
+    assertThat(claimed).extracting(OutboxRecord::commandId)
+        .containsExactly(a1.commandId(), b1.commandId());
+
+    OutboxRecord sending = store.markSending(a1.commandId(), claimed.get(0).fencingToken(),
+        now().plus(LEASE), now());
+    store.complete(a1.commandId(), sending.fencingToken(), Status.SENDING,
+        Outcome.acked(new StoredResponse(200, new byte[0])), now());
+    assertThat(store.claim("r", LEASE, 10, now())).extracting(OutboxRecord::commandId)
+        .containsExactly(a2.commandId());
+  }
+
+  @Test
+  void aStuckHeadBlocksOnlyItsOwnEntity() {
+    OutboxRecord a1 = accept("A", 1);
+    accept("A", 2);
+    OutboxRecord b1 = accept("B", 1);
+    OutboxRecord held = store.claim("r", LEASE, 1, now()).get(0);
+    assertThat(held.commandId()).isEqualTo(a1.commandId());
+    store.markSending(a1.commandId(), held.fencingToken(), now().plus(LEASE), now());
+    store.complete(a1.commandId(), held.fencingToken(), Status.SENDING,
+        Outcome.retryable(now().plus(Duration.ofHours(1)), error("http_503")), now());
+
+    assertThat(store.claim("r", LEASE, 10, now())).extracting(OutboxRecord::commandId)
+        .containsExactly(b1.commandId());
+  }
+
+  @Test
+  void rowsAreNotClaimedBeforeTheyAreDue() {
+    OutboxRecord a1 = accept("A", 1);
+    OutboxRecord held = claimOne("r");
+    store.release(a1.commandId(), held.fencingToken(), now().plusSeconds(60), now());
+    assertThat(store.claim("r", LEASE, 10, now().plusSeconds(59))).isEmpty();
+    assertThat(store.claim("r", LEASE, 10, now().plusSeconds(60))).hasSize(1);
+  }
+
+  @Test
+  void zombieReplayerCannotMarkSendingOrAckAfterLeaseTakeover() {
+    OutboxRecord accepted = accept("note-1", 1);
+    OutboxRecord zombie = claimOne("A");
+    clock.advance(LEASE.plusSeconds(1));
+    OutboxRecord successor = claimOne("B");
+    assertThat(successor.claimOwner()).isEqualTo("B");
+
+    assertThatThrownBy(() -> store.markSending(accepted.commandId(), zombie.fencingToken(),
+        now().plus(LEASE), now()))
+        .isInstanceOf(FencedOffException.class)
+        .satisfies(e -> assertThat(((FencedOffException) e).currentToken())
+            .isEqualTo(successor.fencingToken()));
+    assertThatThrownBy(() -> store.complete(accepted.commandId(), zombie.fencingToken(),
+        Status.CLAIMED, Outcome.acked(new StoredResponse(200, "zombie".getBytes())), now()))
+        .isInstanceOf(FencedOffException.class);
+    assertThat(store.find(accepted.commandId()).orElseThrow().claimOwner()).isEqualTo("B");
+
+    store.markSending(accepted.commandId(), successor.fencingToken(), now().plus(LEASE), now());
+    OutboxRecord done = store.complete(accepted.commandId(), successor.fencingToken(),
+        Status.SENDING, Outcome.acked(new StoredResponse(201, "B".getBytes())), now());
+    assertThat(done.status()).isEqualTo(Status.ACKED);
+    assertThat(done.response().body()).isEqualTo("B".getBytes());
+  }
+
+  @Test
+  void zombieSenderCannotRecordAnOutcomeAfterItsSendingLeaseExpired() {
+    OutboxRecord accepted = accept("note-1", 1);
+    OutboxRecord held = claimOne("A");
+    store.markSending(accepted.commandId(), held.fencingToken(), now().plus(LEASE), now());
+    clock.advance(LEASE);
+    OutboxRecord successor = claimOne("B");
+    assertThat(successor.claimedFrom()).isEqualTo(Status.UNKNOWN);
+    assertThatThrownBy(() -> store.complete(accepted.commandId(), held.fencingToken(),
+        Status.SENDING, Outcome.acked(null), now()))
+        .isInstanceOf(FencedOffException.class);
+  }
+
+  @Test
+  void sendingRowWhoseLeaseExpiredBecomesUnknownNeverQueued() {
+    OutboxRecord accepted = accept("note-1", 1);
+    OutboxRecord held = claimOne("A");
+    store.markSending(accepted.commandId(), held.fencingToken(), now().plus(LEASE), now());
+    assertThat(store.recoverExpiredLeases(now().plus(LEASE).minusMillis(1))).isZero();
+    clock.advance(LEASE);
+    assertThat(store.recoverExpiredLeases(now())).isEqualTo(1);
+    OutboxRecord recovered = store.find(accepted.commandId()).orElseThrow();
+    assertThat(recovered.status()).isEqualTo(Status.UNKNOWN);
+    assertThat(recovered.attempt()).isEqualTo(1);
+    assertThat(recovered.lastError().code()).isEqualTo("lease_expired_while_sending");
+    assertThat(store.countByStatus().get(Status.QUEUED)).isZero();
+  }
+
+  @Test
+  void expiredClaimIsTakenOverAndRemembersWhatItWasClaimedFrom() {
+    OutboxRecord accepted = accept("note-1", 1);
+    OutboxRecord held = claimOne("A");
+    store.markSending(accepted.commandId(), held.fencingToken(), now().plus(LEASE), now());
+    store.complete(accepted.commandId(), held.fencingToken(), Status.SENDING,
+        Outcome.unknown(now(), error("timeout_after_send")), now());
+    OutboxRecord reclaimed = claimOne("B");
+    assertThat(reclaimed.claimedFrom()).isEqualTo(Status.UNKNOWN);
+    clock.advance(LEASE);
+    OutboxRecord takenOver = claimOne("C");
+    assertThat(takenOver.claimedFrom()).isEqualTo(Status.UNKNOWN);
+    assertThat(takenOver.fencingToken()).isGreaterThan(reclaimed.fencingToken());
+
+    OutboxRecord released = store.release(accepted.commandId(), takenOver.fencingToken(),
+        now(), now());
+    assertThat(released.status()).isEqualTo(Status.UNKNOWN);
+    assertThat(released.claimOwner()).isNull();
+  }
+
+  @Test
+  void wrongExpectedStatusIsFencedOffAndIllegalMovesAreRefusedWithoutChange() {
+    OutboxRecord accepted = accept("note-1", 1);
+    OutboxRecord held = claimOne("A");
+    assertThatThrownBy(() -> store.complete(accepted.commandId(), held.fencingToken(),
+        Status.SENDING, Outcome.acked(null), now()))
+        .isInstanceOf(FencedOffException.class);
+    assertThatThrownBy(() -> store.complete(accepted.commandId(), held.fencingToken(),
+        Status.QUEUED, Outcome.acked(null), now()))
+        .isInstanceOf(IllegalStateException.class)
+        .hasMessageContaining("queued -> acked");
+    assertThat(store.find(accepted.commandId()).orElseThrow()).isEqualTo(held);
+  }
+
+  @Test
+  void outcomeRecordsErrorResponseAndAttemptCount() {
+    OutboxRecord accepted = accept("note-1", 1);
+    OutboxRecord held = claimOne("A");
+    store.markSending(accepted.commandId(), held.fencingToken(), now().plus(LEASE), now());
+    OutboxRecord failed = store.complete(accepted.commandId(), held.fencingToken(),
+        Status.SENDING, Outcome.retryable(now().plusSeconds(5), error("http_503")), now());
+    assertThat(failed.attempt()).isEqualTo(1);
+    assertThat(failed.lastError().code()).isEqualTo("http_503");
+    assertThat(failed.nextAttemptAt()).isEqualTo(now().plusSeconds(5));
+    assertThat(failed.claimOwner()).isNull();
+    assertThat(failed.leaseExpiresAt()).isNull();
+
+    clock.advance(Duration.ofSeconds(5));
+    OutboxRecord again = claimOne("A");
+    store.markSending(accepted.commandId(), again.fencingToken(), now().plus(LEASE), now());
+    OutboxRecord paused = store.complete(accepted.commandId(), again.fencingToken(),
+        Status.SENDING, Outcome.retryable(now(), error("http_401")).notCountedAsAttempt(), now());
+    assertThat(paused.attempt()).isEqualTo(1);
+    assertThat(paused.lastError().code()).isEqualTo("http_401");
+
+    OutboxRecord third = claimOne("A");
+    store.markSending(accepted.commandId(), third.fencingToken(), now().plus(LEASE), now());
+    OutboxRecord rejected = store.complete(accepted.commandId(), third.fencingToken(),
+        Status.SENDING, Outcome.rejected(error("http_400"),
+            new StoredResponse(400, "{\"error\":\"bad\"}".getBytes())), now());
+    assertThat(rejected.status()).isEqualTo(Status.REJECTED);
+    assertThat(rejected.attempt()).isEqualTo(2);
+    assertThat(rejected.response().status()).isEqualTo(400);
+  }
+
+  @Test
+  void onlyConflictOrRejectedRowsCanBeRequeuedByAnOperator() {
+    OutboxRecord accepted = accept("note-1", 1);
+    assertThatThrownBy(() -> store.requeue(accepted.commandId(), now()))
+        .isInstanceOf(IllegalStateException.class).hasMessageContaining("queued");
+    assertThatThrownBy(() -> store.requeue(new CommandId(java.util.UUID.randomUUID()), now()))
+        .isInstanceOf(NoSuchElementException.class);
+    OutboxRecord held = claimOne("A");
+    store.complete(accepted.commandId(), held.fencingToken(), Status.CLAIMED,
+        Outcome.rejected(error("poison_max_age"), null), now());
+    OutboxRecord requeued = store.requeue(accepted.commandId(), now());
+    assertThat(requeued.status()).isEqualTo(Status.QUEUED);
+    assertThat(requeued.attempt()).isZero();
+    assertThat(requeued.idempotencyKey()).isEqualTo(accepted.idempotencyKey());
+    assertThat(claimOne("B").commandId()).isEqualTo(accepted.commandId());
+  }
+
+  @Test
+  void countAndListReportEveryStatus() {
+    accept("A", 1);
+    accept("B", 1);
+    claimOne("r");
+    Map<Status, Long> counts = store.countByStatus();
+    assertThat(counts).containsOnlyKeys(Status.values());
+    assertThat(counts.get(Status.QUEUED)).isEqualTo(1);
+    assertThat(counts.get(Status.CLAIMED)).isEqualTo(1);
+    assertThat(store.list(Status.CLAIMED, 10)).extracting(OutboxRecord::entityKey)
+        .containsExactly("A");
+  }
+
+  @Test
+  void eightThreadsClaimingTenThousandRowsGetEachRowExactlyOnce() throws Exception {
+    int rows = 10_000;
+    for (int start = 0; start < rows; start += 1_000) {
+      List<OutboxCommand> chunk = new ArrayList<>();
+      for (int i = start; i < start + 1_000; i++) {
+        chunk.add(OutboxCommand.of("note.put", "entity-" + i, Map.of("n", i)));
+      }
+      outbox.acceptAll(chunk);
+    }
+    ConcurrentLinkedQueue<CommandId> handedOut = new ConcurrentLinkedQueue<>();
+    ExecutorService pool = Executors.newFixedThreadPool(8);
+    try {
+      List<Future<?>> workers = new ArrayList<>();
+      for (int t = 0; t < 8; t++) {
+        String owner = "replayer-" + t;
+        workers.add(pool.submit(() -> {
+          while (store.countByStatus().get(Status.QUEUED) > 0) {
+            for (OutboxRecord r : store.claim(owner, Duration.ofHours(1), 50, now())) {
+              handedOut.add(r.commandId());
+            }
+          }
+          return null;
+        }));
+      }
+      for (Future<?> worker : workers) {
+        worker.get(5, TimeUnit.MINUTES);
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    Set<CommandId> distinct = new HashSet<>(handedOut);
+    assertThat(handedOut).hasSize(rows);
+    assertThat(distinct).hasSize(rows);
+    assertThat(store.countByStatus().get(Status.CLAIMED)).isEqualTo(rows);
+  }
+
+  private OutboxRecord claimOne(String owner) {
+    List<OutboxRecord> claimed = store.claim(owner, LEASE, 1, now());
+    assertThat(claimed).as("claim by %s at %s", owner, now()).hasSize(1);
+    return claimed.get(0);
+  }
+
+  private long total() {
+    return store.countByStatus().values().stream().mapToLong(Long::longValue).sum();
+  }
+
+  private ErrorInfo error(String code) {
+    return new ErrorInfo(code, code, now());
+  }
+}
