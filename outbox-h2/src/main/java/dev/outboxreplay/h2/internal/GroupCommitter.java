@@ -56,6 +56,11 @@ public final class GroupCommitter {
     return pending.outcome();
   }
 
+  /** Units queued and not yet taken into a commit; for tests and metrics. */
+  public int waiting() {
+    return queue.size();
+  }
+
   private void commitQueued() {
     List<Pending<?>> group = new ArrayList<>();
     for (Pending<?> p; group.size() < MAX_GROUP && (p = queue.poll()) != null; ) {

@@ -1,0 +1,162 @@
+package dev.outboxreplay.h2;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.outboxreplay.InvalidCommandException;
+import dev.outboxreplay.Outbox;
+import dev.outboxreplay.OutboxCommand;
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.OutboxStorageException;
+import dev.outboxreplay.Status;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class H2OutboxStoreTest {
+  @TempDir Path dir;
+  H2Database db;
+  H2OutboxStore store;
+  Outbox<Connection> outbox;
+
+  @BeforeEach
+  void open() {
+    db = H2Database.open(dir.resolve("store"));
+    store = H2OutboxStore.create(db);
+    outbox = Outbox.builder(store).maxPayloadBytes(1024).build();
+  }
+
+  @AfterEach
+  void close() {
+    db.close();
+  }
+
+  private long total() {
+    return store.countByStatus().values().stream().mapToLong(Long::longValue).sum();
+  }
+
+  /** A payload Jackson cannot serialize: its getter throws. */
+  public static final class Exploding {
+    public String getValue() {
+      throw new IllegalStateException("boom");
+    }
+  }
+
+  @Test
+  void badInputGetsAClearErrorNamingTheFieldAndWritesNothing() {
+    accept("fine");
+    assertThatThrownBy(() -> outbox.accept(OutboxCommand.of(" ", "e", Map.of())))
+        .isInstanceOf(InvalidCommandException.class).hasMessage("command.operation: is blank");
+    assertThatThrownBy(() -> outbox.accept(OutboxCommand.of("op", "", Map.of())))
+        .hasMessage("command.entityKey: is blank");
+    assertThatThrownBy(() -> outbox.accept(OutboxCommand.of("op", null, Map.of())))
+        .hasMessage("command.entityKey: is blank");
+    assertThatThrownBy(() -> outbox.accept(OutboxCommand.of("op", "e", new Exploding())))
+        .isInstanceOf(InvalidCommandException.class)
+        .hasMessageContaining("command.payload: cannot be serialized to JSON")
+        .hasMessageContaining("boom");
+    assertThatThrownBy(() -> outbox.accept(OutboxCommand.of("op", "e", "x".repeat(2000))))
+        .hasMessageContaining("command.payload: canonical JSON is 2002 bytes, over the limit of 1024");
+    assertThatThrownBy(() -> outbox.accept(OutboxCommand.ofJson("op", "e", "{oops")))
+        .hasMessageContaining("command.payload: is not valid JSON");
+    assertThatThrownBy(() -> outbox.acceptAll(List.of(
+        OutboxCommand.of("op", "e", Map.of()), OutboxCommand.of("op", "e\u0007", Map.of()))))
+        .hasMessage("commands[1].entityKey: has a control character at index 1");
+    assertThatThrownBy(() -> outbox.accept(OutboxCommand.of("o".repeat(201), "e", Map.of())))
+        .hasMessageContaining("command.operation: is 201 characters, more than 200");
+    assertThatThrownBy(() -> Outbox.builder(store)
+        .idempotencyKeyStrategy((op, entity, id) -> "\u00e9").build()
+        .accept(OutboxCommand.of("op", "e", Map.of())))
+        .hasMessageContaining("command.idempotencyKey: derived key is invalid");
+    assertThat(total()).isEqualTo(1);
+  }
+
+  @Test
+  void defaultPayloadLimitIsOneMebibyte() {
+    Outbox<Connection> defaults = Outbox.builder(store).build();
+    String justUnder = "x".repeat(Outbox.DEFAULT_MAX_PAYLOAD_BYTES - 2);
+    assertThat(defaults.accept(OutboxCommand.of("op", "big", justUnder)).payload().size())
+        .isEqualTo(Outbox.DEFAULT_MAX_PAYLOAD_BYTES);
+    assertThatThrownBy(() -> defaults.accept(OutboxCommand.of("op", "big", justUnder + "x")))
+        .isInstanceOf(InvalidCommandException.class);
+  }
+
+  @Test
+  void unknownStatusValueInTheFileIsReportedNamingFileAndCommand() throws Exception {
+    OutboxRecord record = accept("odd");
+    sql("UPDATE outbox_command SET status = 'parked' WHERE command_id = ?", record);
+    assertThatThrownBy(() -> store.find(record.commandId()))
+        .isInstanceOf(OutboxStorageException.class)
+        .hasMessageContaining("store.mv.db")
+        .hasMessageContaining(record.commandId().toString())
+        .hasMessageContaining("unknown status 'parked'");
+  }
+
+  @Test
+  void payloadAlteredOnDiskIsReportedInsteadOfSent() throws Exception {
+    OutboxRecord record = accept("tamper");
+    sql("UPDATE outbox_command SET payload = CAST('{\"n\":2}' AS VARBINARY) "
+        + "WHERE command_id = ?", record);
+    assertThatThrownBy(() -> store.find(record.commandId()))
+        .isInstanceOf(OutboxStorageException.class)
+        .hasMessageContaining("does not match its stored SHA-256");
+  }
+
+  @Test
+  void callerConnectionInAutoCommitModeIsRefusedAndNothingWritten() throws Exception {
+    try (Connection c = db.dataSource().getConnection()) {
+      assertThatThrownBy(() -> outbox.accept(c, OutboxCommand.of("op", "e", Map.of())))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("setAutoCommit(false)");
+    }
+    assertThat(total()).isZero();
+  }
+
+  @Test
+  void localStateAndOutboxRowCommitTogetherInTheCallersTransaction() throws Exception {
+    try (Connection c = db.dataSource().getConnection()) {
+      c.createStatement().execute("CREATE TABLE note (id VARCHAR PRIMARY KEY, body VARCHAR)");
+      c.setAutoCommit(false);
+      c.createStatement().execute("INSERT INTO note VALUES ('n1', 'hello')");
+      outbox.accept(c, OutboxCommand.of("note.put", "n1", Map.of("body", "hello")));
+      c.rollback();
+      c.createStatement().execute("INSERT INTO note VALUES ('n1', 'hello again')");
+      OutboxRecord kept = outbox.accept(c,
+          OutboxCommand.of("note.put", "n1", Map.of("body", "hello again")));
+      c.commit();
+      var rs = c.createStatement().executeQuery("SELECT COUNT(*) FROM note");
+      rs.next();
+      assertThat(rs.getInt(1)).isEqualTo(1);
+      assertThat(store.list(Status.QUEUED, 10)).containsExactly(kept);
+    }
+  }
+
+  @Test
+  void powerLossModeSyncsAndStillAcceptsAndReads() {
+    try (H2Database synced = H2Database.builder().file(dir.resolve("synced"))
+        .durability(Durability.POWER_LOSS_SAFE).build()) {
+      H2OutboxStore s = H2OutboxStore.create(synced);
+      OutboxRecord r = Outbox.builder(s).build().accept(OutboxCommand.of("op", "e", Map.of()));
+      assertThat(s.find(r.commandId())).contains(r);
+      assertThat(synced.durability()).isEqualTo(Durability.POWER_LOSS_SAFE);
+    }
+  }
+
+  private OutboxRecord accept(String entity) {
+    return outbox.accept(OutboxCommand.of("op", entity, Map.of("n", 1)));
+  }
+
+  private void sql(String statement, OutboxRecord record) throws Exception {
+    try (Connection c = db.dataSource().getConnection();
+        PreparedStatement ps = c.prepareStatement(statement)) {
+      ps.setObject(1, record.commandId().value());
+      assertThat(ps.executeUpdate()).isEqualTo(1);
+    }
+  }
+}
