@@ -1,6 +1,5 @@
 package dev.outboxreplay.internal;
 
-import com.fasterxml.jackson.core.JsonGenerator;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
@@ -17,9 +16,14 @@ import java.util.List;
 
 /**
  * Turns a payload into canonical JSON bytes: object keys sorted by UTF-16 code units, no
- * insignificant whitespace, numbers in one form (integral values without fraction or exponent,
- * others as plain decimals with no trailing zeros). Two logically equal payloads give equal bytes.
- * NaN and infinities are refused because JSON has no such numbers.
+ * insignificant whitespace, each number in one form. Two logically equal payloads give equal
+ * bytes. NaN and infinities are refused because JSON has no such numbers.
+ *
+ * <p>Numbers: an integral value of at most {@value #MAX_PLAIN_DIGITS} digits is written as a
+ * plain integer ({@code 2.0} and {@code 2e0} become {@code 2}); any other value is written as
+ * {@link BigDecimal#toString()} of its value with trailing zeros stripped ({@code 1.50} becomes
+ * {@code 1.5}, {@code 1e400} stays {@code 1E+400}). The output is never much longer than the
+ * input: a few bytes such as {@code 1e99999999} must not expand into a hundred million digits.
  *
  * <p>Thread-safe.
  */
@@ -28,9 +32,10 @@ public final class CanonicalJson {
       .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
       .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
       .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
-      .enable(JsonGenerator.Feature.WRITE_BIGDECIMAL_AS_PLAIN)
       .build();
   private static final JsonNodeFactory NODES = JsonNodeFactory.withExactBigDecimals(true);
+  /** Longest integer written in plain digits; longer ones keep an exponent. */
+  static final int MAX_PLAIN_DIGITS = 100;
 
   private CanonicalJson() {}
 
@@ -102,20 +107,22 @@ public final class CanonicalJson {
   }
 
   private static JsonNode canonicalNumber(JsonNode node) {
+    BigDecimal value;
     if (node.isIntegralNumber()) {
-      return NODES.numberNode(node.bigIntegerValue());
-    }
-    if ((node.isDouble() || node.isFloat()) && !Double.isFinite(node.doubleValue())) {
+      value = new BigDecimal(node.bigIntegerValue());
+    } else if (node.isBigDecimal()) {
+      value = node.decimalValue();
+    } else if (Double.isFinite(node.doubleValue())) {
+      value = new BigDecimal(Double.toString(node.doubleValue()));
+    } else {
       throw new IllegalArgumentException("holds " + node.doubleValue()
           + ", which JSON cannot represent");
     }
-    BigDecimal value = node.isBigDecimal()
-        ? node.decimalValue() : new BigDecimal(Double.toString(node.doubleValue()));
     BigDecimal stripped = value.signum() == 0 ? BigDecimal.ZERO : value.stripTrailingZeros();
-    if (stripped.scale() <= 0) {
-      return NODES.numberNode(stripped.toBigIntegerExact());
-    }
-    return NODES.numberNode(stripped);
+    boolean plainInteger = stripped.scale() <= 0
+        && stripped.precision() - stripped.scale() <= MAX_PLAIN_DIGITS;
+    return plainInteger
+        ? NODES.numberNode(stripped.toBigIntegerExact()) : NODES.numberNode(stripped);
   }
 
   private static String rootMessage(Throwable e) {

@@ -50,6 +50,16 @@ class CanonicalJsonTest {
   }
 
   @Test
+  void hugeExponentsStayShortInsteadOfExpandingIntoDigits() {
+    byte[] canonical = CanonicalJson.fromText("[1e99999999, 1e100, 1e99, -2.5E-400, 0.0000001]");
+    assertThat(text(canonical))
+        .isEqualTo("[1E+99999999,1E+100," + "1" + "0".repeat(99) + ",-2.5E-400,1E-7]");
+    String hundredAndOneDigits = "1" + "0".repeat(100);
+    assertThat(CanonicalJson.fromText(hundredAndOneDigits))
+        .isEqualTo(CanonicalJson.fromText("1e100"));
+  }
+
+  @Test
   void nonFiniteNumbersAreRefused() {
     assertThatThrownBy(() -> CanonicalJson.fromValue(Map.of("x", Double.NaN)))
         .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("NaN");

@@ -10,7 +10,9 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.List;
 import java.util.Objects;
+import java.util.concurrent.CopyOnWriteArrayList;
 import javax.sql.DataSource;
 
 /**
@@ -32,6 +34,7 @@ public final class H2Database implements AutoCloseable {
   private final Path file;
   private final Durability durability;
   private final HikariDataSource pool;
+  private final List<Runnable> beforeClose = new CopyOnWriteArrayList<>();
 
   private H2Database(Builder builder) {
     this.file = builder.file;
@@ -106,9 +109,20 @@ public final class H2Database implements AutoCloseable {
     }
   }
 
-  /** Closes the pool; H2 closes the file when the last connection goes. */
+  /**
+   * Registers an action run by {@link #close()} before the pool closes; stores use it to give back
+   * connections they hold.
+   */
+  public void beforeClose(Runnable action) {
+    beforeClose.add(Objects.requireNonNull(action, "action == null"));
+  }
+
+  /** Releases what stores hold, then closes the pool; H2 closes the file with the last connection. */
   @Override
   public void close() {
+    for (Runnable action : beforeClose) {
+      action.run();
+    }
     pool.close();
   }
 

@@ -40,14 +40,14 @@ import java.util.Optional;
 public final class H2OutboxStore implements OutboxStore<Connection> {
   private final H2Database database;
   private final OutboxInserter inserter;
-  private final GroupCommitter committer;
+  private final GroupCommitter<List<PreparedCommand>, List<OutboxRecord>> committer;
   private final OutboxSql sql;
 
   private H2OutboxStore(H2Database database) {
     this.database = database;
     OutboxRows rows = new OutboxRows(database.file());
     this.inserter = new OutboxInserter(rows);
-    this.committer = new GroupCommitter(database);
+    this.committer = new GroupCommitter<>(database, inserter);
     this.sql = new OutboxSql(rows);
   }
 
@@ -60,7 +60,17 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
     Objects.requireNonNull(database, "database == null");
     SchemaMigrator.migrate(database.dataSource(), database.file(), OutboxSchema.COMPONENT,
         OutboxSchema.MIGRATIONS, Clock.systemUTC());
-    return new H2OutboxStore(database);
+    H2OutboxStore store = new H2OutboxStore(database);
+    database.beforeClose(store::close);
+    return store;
+  }
+
+  /**
+   * Accept commits made by this store so far, and the accepts they carried: their ratio is the
+   * average group-commit size.
+   */
+  public long[] acceptCommitsAndAccepts() {
+    return new long[] {committer.commits(), committer.inputsCommitted()};
   }
 
   /** The database this store writes to. */
@@ -72,7 +82,7 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
   public List<OutboxRecord> insert(List<PreparedCommand> batch) {
     List<PreparedCommand> commands = List.copyOf(batch);
     try {
-      return committer.submit(c -> inserter.insert(c, commands));
+      return committer.submit(commands);
     } catch (SQLException e) {
       throw H2Errors.onStatement(database.file(), "accept", e);
     }
@@ -190,9 +200,14 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
     });
   }
 
-  /** Does nothing: the store holds no resources of its own; close the {@link H2Database}. */
+  /**
+   * Returns the store's one pooled connection (used to write accepts) to the pool. Does not close
+   * the {@link H2Database}; the store can still be used and reopens it on the next accept.
+   */
   @Override
-  public void close() {}
+  public void close() {
+    committer.close();
+  }
 
   private static void requireOpenTransaction(Connection c) throws SQLException {
     if (c.getAutoCommit()) {

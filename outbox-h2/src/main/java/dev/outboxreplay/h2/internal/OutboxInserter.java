@@ -19,7 +19,8 @@ import java.util.Optional;
  * against what is stored: same intent returns the stored row, a different intent is an
  * {@link IdempotencyConflictException} and the whole batch is undone.
  */
-public final class OutboxInserter {
+public final class OutboxInserter
+    implements GroupCommitter.GroupWriter<List<PreparedCommand>, List<OutboxRecord>> {
   private static final String INSERT = "INSERT INTO outbox_command (command_id, idempotency_key, "
       + "operation, entity_key, payload, payload_hash, status, attempt, next_attempt_at, "
       + "fencing_token, session_version, created_at, updated_at, schema_version) "
@@ -35,15 +36,39 @@ public final class OutboxInserter {
     this.rows = rows;
   }
 
+  /**
+   * Inserts every command of every batch as new rows in one JDBC batch. Throws on any unique
+   * violation, possibly leaving some rows written: the caller rolls back and uses
+   * {@link #writeOne}.
+   */
+  @Override
+  public List<List<OutboxRecord>> writeAll(Connection c, List<List<PreparedCommand>> batches)
+      throws SQLException {
+    List<PreparedCommand> all = new ArrayList<>();
+    for (List<PreparedCommand> batch : batches) {
+      all.addAll(batch);
+    }
+    List<OutboxRecord> written = insertNew(c, all);
+    List<List<OutboxRecord>> result = new ArrayList<>(batches.size());
+    int from = 0;
+    for (List<PreparedCommand> batch : batches) {
+      result.add(written.subList(from, from + batch.size()));
+      from += batch.size();
+    }
+    return result;
+  }
+
+  @Override
+  public List<OutboxRecord> writeOne(Connection c, List<PreparedCommand> batch)
+      throws SQLException {
+    return insert(c, batch);
+  }
+
   /** Inserts {@code batch} in the connection's open transaction; see the class comment. */
   public List<OutboxRecord> insert(Connection c, List<PreparedCommand> batch) throws SQLException {
     Savepoint start = c.setSavepoint();
     try {
-      List<OutboxRecord> result = new ArrayList<>(batch.size());
-      for (PreparedCommand command : batch) {
-        result.add(insertNew(c, command));
-      }
-      return result;
+      return insertNew(c, batch);
     } catch (SQLException | RuntimeException e) {
       c.rollback(start);
       if (!(e instanceof SQLException sql) || !H2Errors.isUniqueViolation(sql)) {
@@ -69,7 +94,7 @@ public final class OutboxInserter {
     }
     Savepoint before = c.setSavepoint();
     try {
-      return insertNew(c, command);
+      return insertNew(c, List.of(command)).get(0);
     } catch (SQLException e) {
       if (!H2Errors.isUniqueViolation(e)) {
         throw e;
@@ -106,28 +131,39 @@ public final class OutboxInserter {
     }
   }
 
-  private static OutboxRecord insertNew(Connection c, PreparedCommand command)
+  /** Inserts all as new rows with one JDBC batch; their accept sequence comes back as keys. */
+  private static List<OutboxRecord> insertNew(Connection c, List<PreparedCommand> commands)
       throws SQLException {
-    long at = command.acceptedAt().toEpochMilli();
     try (PreparedStatement ps = c.prepareStatement(INSERT, new String[] {"SEQ"})) {
-      ps.setObject(1, command.commandId().value());
-      ps.setString(2, command.idempotencyKey().value());
-      ps.setString(3, command.operation());
-      ps.setString(4, command.entityKey());
-      ps.setBytes(5, command.payload().bytes());
-      ps.setBytes(6, command.payload().sha256());
-      ps.setLong(7, at);
-      ps.setLong(8, command.sessionVersion());
-      ps.setLong(9, at);
-      ps.setLong(10, at);
-      ps.executeUpdate();
-      try (ResultSet keys = ps.getGeneratedKeys()) {
-        keys.next();
-        return new OutboxRecord(command.commandId(), command.idempotencyKey(),
-            command.operation(), command.entityKey(), command.payload(), Status.QUEUED, 0,
-            command.acceptedAt(), null, null, 0, null, command.sessionVersion(), null, null,
-            command.acceptedAt(), command.acceptedAt(), OutboxSchema.ROW_FORMAT, keys.getLong(1));
+      for (PreparedCommand command : commands) {
+        long at = command.acceptedAt().toEpochMilli();
+        ps.setObject(1, command.commandId().value());
+        ps.setString(2, command.idempotencyKey().value());
+        ps.setString(3, command.operation());
+        ps.setString(4, command.entityKey());
+        ps.setBytes(5, command.payload().bytes());
+        ps.setBytes(6, command.payload().sha256());
+        ps.setLong(7, at);
+        ps.setLong(8, command.sessionVersion());
+        ps.setLong(9, at);
+        ps.setLong(10, at);
+        ps.addBatch();
       }
+      ps.executeBatch();
+      List<OutboxRecord> written = new ArrayList<>(commands.size());
+      try (ResultSet keys = ps.getGeneratedKeys()) {
+        for (PreparedCommand command : commands) {
+          if (!keys.next()) {
+            throw new SQLException("H2 returned fewer generated keys than rows inserted");
+          }
+          written.add(new OutboxRecord(command.commandId(), command.idempotencyKey(),
+              command.operation(), command.entityKey(), command.payload(), Status.QUEUED, 0,
+              command.acceptedAt(), null, null, 0, null, command.sessionVersion(), null, null,
+              command.acceptedAt(), command.acceptedAt(), OutboxSchema.ROW_FORMAT,
+              keys.getLong(1)));
+        }
+      }
+      return written;
     }
   }
 }

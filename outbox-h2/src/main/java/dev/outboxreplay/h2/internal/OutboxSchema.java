@@ -57,11 +57,9 @@ public final class OutboxSchema {
                   + "WHEN status IN ('claimed', 'sending') THEN lease_expires_at "
                   + "ELSE 9223372036854775807 END), "
                   + "CONSTRAINT uq_outbox_idempotency_key UNIQUE (idempotency_key))",
-              "CREATE UNIQUE INDEX IF NOT EXISTS idx_outbox_seq ON outbox_command (seq)",
               "CREATE INDEX IF NOT EXISTS idx_outbox_due ON outbox_command (due_at, seq)",
               "CREATE INDEX IF NOT EXISTS idx_outbox_entity_open "
                   + "ON outbox_command (entity_key, terminal, seq)",
-              "CREATE INDEX IF NOT EXISTS idx_outbox_status ON outbox_command (status, seq)",
               "CREATE SEQUENCE IF NOT EXISTS outbox_fencing_token START WITH 1")));
 
   private OutboxSchema() {}

@@ -28,13 +28,13 @@ class GroupCommitterTest {
       try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
         s.execute("CREATE TABLE t (n INT PRIMARY KEY, tx BIGINT)");
       }
-      GroupCommitter committer = new GroupCommitter(db);
+      GroupCommitter<Unit, Integer> committer = new GroupCommitter<>(db, new UnitWriter());
       CountDownLatch firstInside = new CountDownLatch(1);
       CountDownLatch releaseFirst = new CountDownLatch(1);
       AtomicInteger queued = new AtomicInteger();
       ExecutorService pool = Executors.newFixedThreadPool(8);
       try {
-        Future<Integer> first = pool.submit(() -> committer.submit(c -> {
+        Future<Integer> first = pool.submit(() -> committer.submit((Unit) c -> {
           insert(c, 0);
           firstInside.countDown();
           try {
@@ -50,7 +50,7 @@ class GroupCommitterTest {
           int n = i;
           others.add(pool.submit(() -> {
             queued.incrementAndGet();
-            return committer.submit(c -> {
+            return committer.submit((Unit) c -> {
               if (n == 4) {
                 insert(c, 0); // key already committed by the first caller: this unit alone fails
               }
@@ -82,6 +82,32 @@ class GroupCommitterTest {
         assertThat(rs.getInt(1)).as("rows of the six good units").isEqualTo(6);
         assertThat(rs.getInt(2)).as("transactions they were committed in").isEqualTo(1);
       }
+    }
+  }
+
+  /** A test input: arbitrary work on the shared connection. */
+  @FunctionalInterface
+  interface Unit {
+    int run(Connection c) throws SQLException;
+  }
+
+  /** Writes a group by running each unit in turn, so a failing unit fails the batch attempt. */
+  static final class UnitWriter implements GroupCommitter.GroupWriter<Unit, Integer> {
+    int batchAttempts;
+
+    @Override
+    public List<Integer> writeAll(Connection c, List<Unit> inputs) throws SQLException {
+      batchAttempts++;
+      List<Integer> results = new ArrayList<>();
+      for (Unit u : inputs) {
+        results.add(u.run(c));
+      }
+      return results;
+    }
+
+    @Override
+    public Integer writeOne(Connection c, Unit input) throws SQLException {
+      return input.run(c);
     }
   }
 

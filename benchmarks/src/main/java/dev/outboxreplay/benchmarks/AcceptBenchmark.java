@@ -1,0 +1,204 @@
+package dev.outboxreplay.benchmarks;
+
+import dev.outboxreplay.Outbox;
+import dev.outboxreplay.OutboxCommand;
+import dev.outboxreplay.Payload;
+import dev.outboxreplay.h2.Durability;
+import dev.outboxreplay.internal.CommandIdGenerator;
+import java.time.Clock;
+import java.util.SplittableRandom;
+import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.h2.H2OutboxStore;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.UUID;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+
+/**
+ * Accepts per second next to a raw JDBC insert+commit of the same row into the same table of an
+ * H2 file with the same durability settings, all measured in this run. Each figure is the median
+ * of {@code rounds} rounds, each on a fresh database file.
+ */
+final class AcceptBenchmark {
+  private static final String RAW_INSERT = "INSERT INTO outbox_command (command_id, "
+      + "idempotency_key, operation, entity_key, payload, payload_hash, status, attempt, "
+      + "next_attempt_at, fencing_token, session_version, created_at, updated_at, schema_version) "
+      + "VALUES (?, ?, 'note.put', ?, ?, ?, 'queued', 0, ?, 0, 0, ?, ?, 1)";
+
+  private final int operations;
+  private final int threads;
+  private final int rounds;
+  private final Durability durability;
+  private final AtomicInteger counter = new AtomicInteger();
+  /** The raw loop uses the same time-ordered ids as accept, so both append to the key index. */
+  private final CommandIdGenerator ids =
+      new CommandIdGenerator(Clock.systemUTC(), new SplittableRandom());
+
+  AcceptBenchmark(int operations, int threads, int rounds, Durability durability) {
+    this.operations = operations;
+    this.threads = threads;
+    this.rounds = rounds;
+    this.durability = durability;
+  }
+
+  void run() throws Exception {
+    System.out.printf("accept benchmark: %d operations per measurement, %d rounds, the five "
+        + "measurements interleaved in each round, durability %s, %d cores%n", operations, rounds,
+        durability, Runtime.getRuntime().availableProcessors());
+    double[][] results = new double[Mode.values().length][rounds];
+    double[] singleRatio = new double[rounds];
+    double[] groupRatio = new double[rounds];
+    for (int round = 0; round < rounds; round++) {
+      for (Mode mode : Mode.values()) {
+        results[mode.ordinal()][round] = measure(mode.threads(threads), mode);
+      }
+      double raw1 = results[Mode.RAW.ordinal()][round];
+      singleRatio[round] = results[Mode.ACCEPT.ordinal()][round] / raw1;
+      groupRatio[round] = results[Mode.ACCEPT_THREADS.ordinal()][round] / raw1;
+      System.out.printf("  round %d: raw %.0f/s, accept %.0f/s (%.2f), %d-thread accept %.0f/s "
+          + "(%.2f)%n", round + 1, raw1, results[Mode.ACCEPT.ordinal()][round], singleRatio[round],
+          threads, results[Mode.ACCEPT_THREADS.ordinal()][round], groupRatio[round]);
+    }
+    double raw1 = median(results[Mode.RAW.ordinal()]);
+    System.out.printf("medians over %d rounds:%n", rounds);
+    System.out.printf("raw JDBC insert+commit, 1 thread   : %8.0f rows/s (baseline)%n", raw1);
+    System.out.printf("raw JDBC insert+commit, %d threads  : %8.0f rows/s%n", threads,
+        median(results[Mode.RAW_THREADS.ordinal()]));
+    double ceiling = median(results[Mode.RAW_GROUPS.ordinal()]);
+    System.out.printf("raw JDBC %d rows per commit, 1 thread: %8.0f rows/s (%.2f x baseline: "
+        + "what a perfect group commit of %d could reach)%n", threads, ceiling, ceiling / raw1,
+        threads);
+    System.out.printf("Outbox.accept, 1 thread            : %8.0f accepts/s, ratio %.2f "
+        + "(target >= 0.90)%n", median(results[Mode.ACCEPT.ordinal()]), median(singleRatio));
+    System.out.printf("Outbox.accept, %d threads           : %8.0f accepts/s, ratio %.2f "
+        + "(target >= 4.00 x raw 1 thread)%n", threads,
+        median(results[Mode.ACCEPT_THREADS.ordinal()]), median(groupRatio));
+  }
+
+  private static double median(double[] values) {
+    double[] sorted = values.clone();
+    Arrays.sort(sorted);
+    return sorted[sorted.length / 2];
+  }
+
+  private enum Mode {
+    RAW, ACCEPT, RAW_THREADS, ACCEPT_THREADS, RAW_GROUPS;
+
+    int threads(int many) {
+      return this == RAW_THREADS || this == ACCEPT_THREADS ? many : 1;
+    }
+  }
+
+  private double measure(int threadCount, Mode mode) throws Exception {
+    Path dir = Files.createTempDirectory("accept-bench");
+    try (H2Database db = H2Database.builder().file(dir.resolve("bench"))
+        .durability(durability).maxPoolSize(threadCount + 2).build()) {
+      H2OutboxStore store = H2OutboxStore.create(db);
+      Outbox<Connection> outbox = Outbox.builder(store).build();
+      Connection[] raw = new Connection[threadCount];
+      for (int t = 0; t < threadCount; t++) {
+        raw[t] = db.dataSource().getConnection();
+        raw[t].setAutoCommit(false);
+      }
+      try {
+        Worker worker = switch (mode) {
+          case ACCEPT, ACCEPT_THREADS -> (thread, n) -> outbox.accept(
+              OutboxCommand.of("note.put", "note-" + (n % 100), payload(n)));
+          case RAW, RAW_THREADS -> (thread, n) -> rawInsert(raw[thread], n, true);
+          case RAW_GROUPS -> (thread, n) -> rawInsert(raw[thread], n, n % threads == 0);
+        };
+        runWith(threadCount, worker, Math.min(500, operations / 4)); // warm-up
+        long start = System.nanoTime();
+        runWith(threadCount, worker, operations);
+        double seconds = (System.nanoTime() - start) / 1e9;
+        return operations / seconds;
+      } finally {
+        for (Connection c : raw) {
+          c.close();
+        }
+      }
+    } finally {
+      deleteTree(dir);
+    }
+  }
+
+  @FunctionalInterface
+  private interface Worker {
+    void accept(int thread, int n) throws Exception;
+  }
+
+  /** The same row shape accept writes, with the payload already canonical: pure JDBC cost. */
+  private void rawInsert(Connection c, int n, boolean commit) throws SQLException {
+    byte[] bytes = ("{\"body\":\"" + "lorem ipsum ".repeat(8) + "\",\"n\":" + n
+        + ",\"title\":\"note " + n + "\"}").getBytes(StandardCharsets.UTF_8);
+    Payload payload = Payload.ofCanonicalBytes(bytes);
+    UUID id = ids.next().value();
+    long now = System.currentTimeMillis();
+    try (PreparedStatement ps = c.prepareStatement(RAW_INSERT)) {
+      ps.setObject(1, id);
+      ps.setString(2, "note.put:note-" + (n % 100) + ":" + id);
+      ps.setString(3, "note-" + (n % 100));
+      ps.setBytes(4, bytes);
+      ps.setBytes(5, payload.sha256());
+      ps.setLong(6, now);
+      ps.setLong(7, now);
+      ps.setLong(8, now);
+      ps.executeUpdate();
+    }
+    if (!commit) {
+      return;
+    }
+    c.commit();
+    if (durability == Durability.POWER_LOSS_SAFE) {
+      try (Statement s = c.createStatement()) {
+        s.execute("CHECKPOINT SYNC");
+      }
+    }
+  }
+
+  private static Map<String, Object> payload(int n) {
+    return Map.of("title", "note " + n, "body", "lorem ipsum ".repeat(8), "n", n);
+  }
+
+  private void runWith(int threadCount, Worker worker, int count) throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(threadCount);
+    try {
+      AtomicInteger remaining = new AtomicInteger(count);
+      List<Future<?>> futures = new ArrayList<>();
+      for (int t = 0; t < threadCount; t++) {
+        int thread = t;
+        futures.add(pool.submit(() -> {
+          while (remaining.getAndDecrement() > 0) {
+            worker.accept(thread, counter.incrementAndGet());
+          }
+          return null;
+        }));
+      }
+      for (Future<?> f : futures) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+  }
+
+  static void deleteTree(Path dir) throws java.io.IOException {
+    try (var paths = Files.walk(dir)) {
+      for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(p);
+      }
+    }
+  }
+}

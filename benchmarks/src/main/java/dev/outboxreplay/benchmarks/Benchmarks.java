@@ -1,0 +1,30 @@
+package dev.outboxreplay.benchmarks;
+
+import dev.outboxreplay.h2.Durability;
+
+/**
+ * Entry point: {@code java -jar benchmarks/target/benchmarks.jar accept [operations] [threads]
+ * [rounds] [process|power]}. Prints figures next to a baseline measured in the same run.
+ */
+public final class Benchmarks {
+  private Benchmarks() {}
+
+  public static void main(String[] args) throws Exception {
+    System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    String which = args.length > 0 ? args[0] : "accept";
+    switch (which) {
+      case "accept" -> new AcceptBenchmark(
+          intArg(args, 1, 20_000), intArg(args, 2, 8), intArg(args, 3, 5),
+          args.length > 4 && args[4].equals("power")
+              ? Durability.POWER_LOSS_SAFE : Durability.PROCESS_CRASH_SAFE).run();
+      default -> {
+        System.err.println("unknown benchmark '" + which + "'; available: accept");
+        System.exit(2);
+      }
+    }
+  }
+
+  private static int intArg(String[] args, int index, int fallback) {
+    return args.length > index ? Integer.parseInt(args[index]) : fallback;
+  }
+}
