@@ -1,0 +1,44 @@
+package dev.outboxreplay.examples;
+
+import dev.outboxreplay.Outbox;
+import dev.outboxreplay.OutboxCommand;
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.h2.H2OutboxStore;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.Statement;
+import java.util.Map;
+
+/**
+ * The README's quick start, runnable: a local change and its outbox row commit in one
+ * transaction on the application's own H2 file. Run with a database path argument.
+ */
+public final class QuickStart {
+  private QuickStart() {}
+
+  public static void main(String[] args) throws Exception {
+    Path file = Path.of(args.length > 0 ? args[0] : "quickstart-data/app");
+    try (H2Database db = H2Database.open(file)) {                  // WRITE_DELAY=0, pooled
+      Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(db)).build();
+      try (Connection c = db.dataSource().getConnection()) {
+        try (Statement s = c.createStatement()) {
+          s.execute("CREATE TABLE IF NOT EXISTS note (id VARCHAR PRIMARY KEY, body VARCHAR)");
+        }
+        c.setAutoCommit(false);                                    // the app's own transaction
+        try (PreparedStatement ps = c.prepareStatement("MERGE INTO note KEY (id) VALUES (?, ?)")) {
+          ps.setString(1, "note-1");
+          ps.setString(2, "buy milk");
+          ps.executeUpdate();
+        }
+        OutboxRecord queued = outbox.accept(c,                     // joins that transaction
+            OutboxCommand.of("note.put", "note-1", Map.of("id", "note-1", "body", "buy milk")));
+        c.commit();                                                // both durable, or neither
+        System.out.println("queued " + queued.commandId() + " key " + queued.idempotencyKey()
+            + " payload " + queued.payload().json());
+      }
+      System.out.println("outbox: " + outbox.store().countByStatus());
+    }
+  }
+}
