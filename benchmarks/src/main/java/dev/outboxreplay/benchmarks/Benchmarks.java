@@ -3,8 +3,12 @@ package dev.outboxreplay.benchmarks;
 import dev.outboxreplay.h2.Durability;
 
 /**
- * Entry point: {@code java -jar benchmarks/target/benchmarks.jar accept [operations] [threads]
- * [rounds] [process|power]}. Prints figures next to a baseline measured in the same run.
+ * Entry point. Prints figures next to a baseline measured in the same run.
+ *
+ * <pre>
+ * java -jar benchmarks/target/benchmarks.jar accept [operations] [threads] [rounds] [process|power]
+ * java -jar benchmarks/target/benchmarks.jar inbox [messages] [rounds]
+ * </pre>
  */
 public final class Benchmarks {
   private Benchmarks() {}
@@ -17,8 +21,9 @@ public final class Benchmarks {
           intArg(args, 1, 20_000), intArg(args, 2, 8), intArg(args, 3, 5),
           args.length > 4 && args[4].equals("power")
               ? Durability.POWER_LOSS_SAFE : Durability.PROCESS_CRASH_SAFE).run();
+      case "inbox" -> new InboxBenchmark(intArg(args, 1, 5_000), intArg(args, 2, 5)).run();
       default -> {
-        System.err.println("unknown benchmark '" + which + "'; available: accept");
+        System.err.println("unknown benchmark '" + which + "'; available: accept, inbox");
         System.exit(2);
       }
     }

@@ -140,7 +140,10 @@ public final class H2Database implements AutoCloseable {
         .append(";WRITE_DELAY=0")
         .append(";LOCK_TIMEOUT=").append(b.lockTimeout.toMillis());
     if (b.multiProcess) {
-      url.append(";AUTO_SERVER=TRUE");
+      // SOCKET: after the owner is killed, the next opener sees the lock as stale as soon as the
+      // owner's lock socket refuses it (about 1.5 s here), instead of waiting out the lock
+      // file's heartbeat (about 3.6 s).
+      url.append(";AUTO_SERVER=TRUE;FILE_LOCK=SOCKET");
     }
     if (!b.createIfMissing) {
       url.append(";IFEXISTS=TRUE");

@@ -130,10 +130,15 @@ public final class ChildJvm implements AutoCloseable {
     }
   }
 
+  /** Kills the child if it still runs. */
   @Override
-  public void close() throws InterruptedException {
+  public void close() {
     if (process.isAlive()) {
-      kill();
+      try {
+        kill();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
   }
 }

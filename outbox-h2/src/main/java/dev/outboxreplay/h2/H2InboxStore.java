@@ -1,0 +1,231 @@
+package dev.outboxreplay.h2;
+
+import dev.outboxreplay.InboxConsumerException;
+import dev.outboxreplay.InboxEntry;
+import dev.outboxreplay.InboxMessage;
+import dev.outboxreplay.InboxStore;
+import dev.outboxreplay.OutboxStorageException;
+import dev.outboxreplay.h2.internal.H2Errors;
+import dev.outboxreplay.h2.internal.InboxSchema;
+import dev.outboxreplay.h2.internal.SchemaMigrator;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+
+/**
+ * The processed inbox on an {@link H2Database}: table {@code inbox_message}, primary key
+ * (scope, message_id). The consume transaction inserts the row first, so a concurrent receiver of
+ * the same message blocks on that row lock until the first one commits or rolls back, and never
+ * runs its consumer while the first one might still commit. Layout: {@code docs/table-layout.md}.
+ *
+ * <p>Thread-safe.
+ */
+public final class H2InboxStore implements InboxStore<Connection> {
+  private static final String COLUMNS = "scope, message_id, state, staged_result, message_hash, "
+      + "consumed_at, projected_at";
+
+  private final H2Database database;
+
+  private H2InboxStore(H2Database database) {
+    this.database = database;
+  }
+
+  /**
+   * Creates the inbox table in {@code database} if needed.
+   *
+   * @throws OutboxStorageException when the file's inbox schema is newer than this release
+   */
+  public static H2InboxStore create(H2Database database) {
+    Objects.requireNonNull(database, "database == null");
+    SchemaMigrator.migrate(database.dataSource(), database.file(), InboxSchema.COMPONENT,
+        InboxSchema.MIGRATIONS, Clock.systemUTC());
+    return new H2InboxStore(database);
+  }
+
+  @Override
+  public Optional<InboxEntry> find(String scope, String messageId) {
+    try (Connection c = database.dataSource().getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT " + COLUMNS
+            + " FROM inbox_message WHERE scope = ? AND message_id = ?")) {
+      ps.setString(1, scope);
+      ps.setString(2, messageId);
+      try (ResultSet rs = ps.executeQuery()) {
+        return rs.next() ? Optional.of(read(rs)) : Optional.empty();
+      }
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), "inbox lookup", e);
+    }
+  }
+
+  @Override
+  public Optional<InboxEntry> consumeOnce(InboxMessage message, Instant now,
+      ConsumeWork<Connection> work) {
+    byte[] messageHash = sha256(message.bytes());
+    try (Connection c = database.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      byte[] staged;
+      try {
+        if (!reserve(c, message, messageHash, now)) {
+          c.rollback();
+          return Optional.empty();
+        }
+        try {
+          staged = work.run(c);
+        } catch (Exception e) {
+          c.rollback();
+          throw new InboxConsumerException(message.scope(), message.messageId(), e);
+        }
+        try (PreparedStatement ps = c.prepareStatement("UPDATE inbox_message SET "
+            + "state = 'staged', staged_result = ?, updated_at = ? "
+            + "WHERE scope = ? AND message_id = ?")) {
+          ps.setBytes(1, staged);
+          ps.setLong(2, now.toEpochMilli());
+          ps.setString(3, message.scope());
+          ps.setString(4, message.messageId());
+          ps.executeUpdate();
+        }
+        c.commit();
+      } catch (SQLException | RuntimeException e) {
+        c.rollback();
+        throw e;
+      }
+      database.afterCommit(c);
+      // What this transaction committed; a re-read could already show another process's
+      // projection of it.
+      return Optional.of(new InboxEntry(message.scope(), message.messageId(),
+          InboxEntry.State.STAGED, staged, messageHash, Instant.ofEpochMilli(now.toEpochMilli()),
+          null));
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), "inbox consume", e);
+    }
+  }
+
+  /** Inserts the reservation; false when the message is already there (committed by another). */
+  private static boolean reserve(Connection c, InboxMessage message, byte[] hash, Instant now)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("INSERT INTO inbox_message (scope, "
+        + "message_id, state, message_hash, consumed_at, updated_at) "
+        + "VALUES (?, ?, 'consuming', ?, ?, ?)")) {
+      ps.setString(1, message.scope());
+      ps.setString(2, message.messageId());
+      ps.setBytes(3, hash);
+      ps.setLong(4, now.toEpochMilli());
+      ps.setLong(5, now.toEpochMilli());
+      ps.executeUpdate();
+      return true;
+    } catch (SQLException e) {
+      if (H2Errors.isUniqueViolation(e)) {
+        return false;
+      }
+      throw e;
+    }
+  }
+
+  @Override
+  public void markProjected(String scope, String messageId, Instant now) {
+    execute("mark projected", "UPDATE inbox_message SET state = 'projected', "
+        + "staged_result = NULL, projected_at = ?, updated_at = ? "
+        + "WHERE scope = ? AND message_id = ? AND state = 'staged'",
+        now.toEpochMilli(), now.toEpochMilli(), scope, messageId);
+  }
+
+  @Override
+  public boolean markIntegrityFailure(String scope, String messageId, Instant now) {
+    return 1 == execute("mark integrity failure", "UPDATE inbox_message SET state = 'integrity_failure', "
+        + "updated_at = ? WHERE scope = ? AND message_id = ? AND state = 'staged' "
+        + "AND staged_result IS NULL", now.toEpochMilli(), scope, messageId);
+  }
+
+  @Override
+  public List<InboxEntry> list(InboxEntry.State state, int limit) {
+    try (Connection c = database.dataSource().getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT " + COLUMNS + " FROM inbox_message "
+            + "WHERE state = ? ORDER BY consumed_at, scope, message_id LIMIT ?")) {
+      ps.setString(1, wireName(state));
+      ps.setInt(2, limit);
+      List<InboxEntry> result = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          result.add(read(rs));
+        }
+      }
+      return result;
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), "inbox list", e);
+    }
+  }
+
+  @Override
+  public int pruneTombstones(Instant projectedBefore) {
+    try (Connection c = database.dataSource().getConnection();
+        PreparedStatement ps = c.prepareStatement("DELETE FROM inbox_message "
+            + "WHERE state = 'projected' AND projected_at < ?")) {
+      ps.setLong(1, projectedBefore.toEpochMilli());
+      return ps.executeUpdate();
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), "inbox tombstone pruning", e);
+    }
+  }
+
+  /** Holds nothing of its own; close the {@link H2Database}. */
+  @Override
+  public void close() {}
+
+  private int execute(String action, String sql, Object... parameters) {
+    try (Connection c = database.dataSource().getConnection();
+        PreparedStatement ps = c.prepareStatement(sql)) {
+      for (int i = 0; i < parameters.length; i++) {
+        ps.setObject(i + 1, parameters[i]);
+      }
+      int changed = ps.executeUpdate();
+      database.afterCommit(c);
+      return changed;
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), action, e);
+    }
+  }
+
+  private InboxEntry read(ResultSet rs) throws SQLException {
+    String state = rs.getString(3);
+    long projectedAt = rs.getLong(7);
+    boolean hasProjectedAt = !rs.wasNull();
+    return new InboxEntry(rs.getString(1), rs.getString(2), stateOf(state, rs.getString(2)),
+        rs.getBytes(4), rs.getBytes(5), Instant.ofEpochMilli(rs.getLong(6)),
+        hasProjectedAt ? Instant.ofEpochMilli(projectedAt) : null);
+  }
+
+  private InboxEntry.State stateOf(String wire, String messageId) {
+    return switch (wire) {
+      case "staged" -> InboxEntry.State.STAGED;
+      case "projected" -> InboxEntry.State.PROJECTED;
+      case "integrity_failure" -> InboxEntry.State.INTEGRITY_FAILURE;
+      default -> throw new OutboxStorageException("inbox database " + database.file()
+          + " holds message " + messageId + " in unknown state '" + wire + "'");
+    };
+  }
+
+  private static String wireName(InboxEntry.State state) {
+    return switch (state) {
+      case STAGED -> "staged";
+      case PROJECTED -> "projected";
+      case INTEGRITY_FAILURE -> "integrity_failure";
+    };
+  }
+
+  private static byte[] sha256(byte[] data) {
+    try {
+      return MessageDigest.getInstance("SHA-256").digest(data);
+    } catch (NoSuchAlgorithmException e) {
+      throw new AssertionError(e);
+    }
+  }
+}

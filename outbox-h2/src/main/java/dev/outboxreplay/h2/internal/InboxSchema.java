@@ -1,0 +1,25 @@
+package dev.outboxreplay.h2.internal;
+
+import java.util.List;
+
+/** The processed-inbox table layout, documented in {@code docs/table-layout.md}. */
+public final class InboxSchema {
+  /** Component name in {@code outbox_schema_history}. */
+  public static final String COMPONENT = "inbox";
+
+  public static final List<Migration> MIGRATIONS = List.of(
+      new Migration(1, "inbox_message table with state index", List.of(
+          "CREATE TABLE IF NOT EXISTS inbox_message ("
+              + "scope VARCHAR(200) NOT NULL, "
+              + "message_id VARCHAR(200) NOT NULL, "
+              + "state VARCHAR(20) NOT NULL, "
+              + "staged_result VARBINARY, "
+              + "message_hash BINARY(32) NOT NULL, "
+              + "consumed_at BIGINT NOT NULL, "
+              + "projected_at BIGINT, "
+              + "updated_at BIGINT NOT NULL, "
+              + "PRIMARY KEY (scope, message_id))",
+          "CREATE INDEX IF NOT EXISTS idx_inbox_state ON inbox_message (state, consumed_at)")));
+
+  private InboxSchema() {}
+}

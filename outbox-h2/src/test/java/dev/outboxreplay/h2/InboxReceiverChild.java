@@ -1,0 +1,66 @@
+package dev.outboxreplay.h2;
+
+import dev.outboxreplay.Inbox;
+import dev.outboxreplay.ReceiveResult;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.SplittableRandom;
+
+/**
+ * Child process for {@link InboxCrashTest}: receives the seeded stream (every message one to
+ * three times, out of order) into an inbox shared with other processes, printing
+ * {@code RECEIVED <id> <outcome> END} after each receive returns and {@code DONE} at the end.
+ */
+public final class InboxReceiverChild {
+  static final String SCOPE = "profile-1";
+
+  private InboxReceiverChild() {}
+
+  /** The stream of message ids every receiver replays: duplicates included, locally shuffled. */
+  static List<String> stream(long seed, int messages) {
+    SplittableRandom random = new SplittableRandom(seed);
+    List<String> deliveries = new ArrayList<>();
+    for (int i = 0; i < messages; i++) {
+      int copies = 1 + random.nextInt(3);
+      for (int k = 0; k < copies; k++) {
+        deliveries.add("m" + i);
+      }
+    }
+    for (int i = deliveries.size() - 1; i > 0; i--) {
+      int j = Math.max(0, i - random.nextInt(8));
+      String swap = deliveries.get(i);
+      deliveries.set(i, deliveries.get(j));
+      deliveries.set(j, swap);
+    }
+    return deliveries;
+  }
+
+  static byte[] body(String messageId) {
+    return ("ok:" + messageId + "-body").getBytes(StandardCharsets.UTF_8);
+  }
+
+  public static void main(String[] args) throws Exception {
+    Path inboxFile = Path.of(args[0]);
+    Path historyFile = Path.of(args[1]);
+    long seed = Long.parseLong(args[2]);
+    int messages = Integer.parseInt(args[3]);
+    System.out.println("OPENING");
+    System.out.flush();
+    try (H2Database db = H2Database.open(inboxFile);
+        H2Database history = H2Database.open(historyFile)) {
+      RatchetStandIn app = new RatchetStandIn();
+      RatchetStandIn.createTables(db.dataSource(), history.dataSource());
+      Inbox<Connection> inbox = Inbox.builder(H2InboxStore.create(db), app.consumer(),
+          app.projector(history.dataSource())).build();
+      for (String id : stream(seed, messages)) {
+        ReceiveResult result = inbox.receive(SCOPE, id, body(id));
+        System.out.println("RECEIVED " + id + " " + result.outcome() + " END");
+        System.out.flush();
+      }
+      System.out.println("DONE");
+    }
+  }
+}
