@@ -8,6 +8,7 @@ import dev.outboxreplay.h2.Durability;
  * <pre>
  * java -jar benchmarks/target/benchmarks.jar accept [operations] [threads] [rounds] [process|power]
  * java -jar benchmarks/target/benchmarks.jar inbox [messages] [rounds]
+ * java -jar benchmarks/target/benchmarks.jar server [requests] [concurrency] [rounds]
  * </pre>
  */
 public final class Benchmarks {
@@ -22,11 +23,14 @@ public final class Benchmarks {
           args.length > 4 && args[4].equals("power")
               ? Durability.POWER_LOSS_SAFE : Durability.PROCESS_CRASH_SAFE).run();
       case "inbox" -> new InboxBenchmark(intArg(args, 1, 5_000), intArg(args, 2, 5)).run();
+      case "server" -> new ServerBenchmark(intArg(args, 1, 5_000), intArg(args, 2, 8),
+          intArg(args, 3, 3)).run();
       default -> {
-        System.err.println("unknown benchmark '" + which + "'; available: accept, inbox");
+        System.err.println("unknown benchmark '" + which + "'; available: accept, inbox, server");
         System.exit(2);
       }
     }
+    System.exit(0); // HTTP client and server pools would otherwise keep the JVM up for a minute
   }
 
   private static int intArg(String[] args, int index, int fallback) {

@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.internal.H2Errors;
+import dev.outboxreplay.h2.internal.SchemaMigrator;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -100,6 +101,19 @@ public final class H2Database implements AutoCloseable {
     try (Statement s = connection.createStatement()) {
       s.execute("CHECKPOINT SYNC");
     }
+  }
+
+  /**
+   * Brings {@code component}'s tables up to date by running the numbered steps the history table
+   * {@code outbox_schema_history} does not list yet. Steps must be idempotent
+   * ({@code IF NOT EXISTS}): H2 commits each DDL statement by itself.
+   *
+   * @return the component's schema version afterwards
+   * @throws OutboxStorageException when the file holds a newer version of the component than
+   *     {@code steps} knows, or a step fails
+   */
+  public int migrate(String component, List<Migration> steps) {
+    return SchemaMigrator.migrate(pool, file(), component, steps, java.time.Clock.systemUTC());
   }
 
   /** Called by stores after each of their own commits; syncs in power-loss mode only. */

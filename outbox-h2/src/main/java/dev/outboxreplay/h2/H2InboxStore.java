@@ -7,14 +7,12 @@ import dev.outboxreplay.InboxStore;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.internal.H2Errors;
 import dev.outboxreplay.h2.internal.InboxSchema;
-import dev.outboxreplay.h2.internal.SchemaMigrator;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.time.Clock;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -46,8 +44,7 @@ public final class H2InboxStore implements InboxStore<Connection> {
    */
   public static H2InboxStore create(H2Database database) {
     Objects.requireNonNull(database, "database == null");
-    SchemaMigrator.migrate(database.dataSource(), database.file(), InboxSchema.COMPONENT,
-        InboxSchema.MIGRATIONS, Clock.systemUTC());
+    database.migrate(InboxSchema.COMPONENT, InboxSchema.MIGRATIONS);
     return new H2InboxStore(database);
   }
 

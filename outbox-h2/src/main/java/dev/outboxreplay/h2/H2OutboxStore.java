@@ -16,10 +16,8 @@ import dev.outboxreplay.h2.internal.OutboxInserter;
 import dev.outboxreplay.h2.internal.OutboxRows;
 import dev.outboxreplay.h2.internal.OutboxSchema;
 import dev.outboxreplay.h2.internal.OutboxSql;
-import dev.outboxreplay.h2.internal.SchemaMigrator;
 import java.sql.Connection;
 import java.sql.SQLException;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.EnumMap;
@@ -58,8 +56,7 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
    */
   public static H2OutboxStore create(H2Database database) {
     Objects.requireNonNull(database, "database == null");
-    SchemaMigrator.migrate(database.dataSource(), database.file(), OutboxSchema.COMPONENT,
-        OutboxSchema.MIGRATIONS, Clock.systemUTC());
+    database.migrate(OutboxSchema.COMPONENT, OutboxSchema.MIGRATIONS);
     H2OutboxStore store = new H2OutboxStore(database);
     database.beforeClose(store::close);
     return store;

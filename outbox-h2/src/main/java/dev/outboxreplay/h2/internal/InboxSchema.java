@@ -1,5 +1,6 @@
 package dev.outboxreplay.h2.internal;
 
+import dev.outboxreplay.h2.Migration;
 import java.util.List;
 
 /** The processed-inbox table layout, documented in {@code docs/table-layout.md}. */

@@ -1,5 +1,6 @@
 package dev.outboxreplay.h2.internal;
 
+import dev.outboxreplay.h2.Migration;
 import java.util.List;
 
 /**

@@ -8,6 +8,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Clock;
+import dev.outboxreplay.h2.Migration;
 import java.util.List;
 import javax.sql.DataSource;
 

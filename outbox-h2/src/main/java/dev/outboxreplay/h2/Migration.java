@@ -1,4 +1,4 @@
-package dev.outboxreplay.h2.internal;
+package dev.outboxreplay.h2;
 
 import java.util.List;
 

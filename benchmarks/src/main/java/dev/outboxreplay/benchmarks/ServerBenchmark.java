@@ -1,0 +1,177 @@
+package dev.outboxreplay.benchmarks;
+
+import com.sun.net.httpserver.HttpServer;
+import dev.outboxreplay.HttpContract;
+import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.http.OkHttpClients;
+import dev.outboxreplay.server.IdempotentServer;
+import dev.outboxreplay.server.NotesApplication;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import okhttp3.ConnectionPool;
+import okhttp3.Dispatcher;
+import okhttp3.MediaType;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import okhttp3.Response;
+
+/**
+ * Requests per second against the reference idempotent server, for first requests (each a new
+ * key: one started-record commit plus one business commit) and for repeats (stored answer),
+ * next to a bare JDK HttpServer handler that does no idempotency work. Same OkHttp client, same
+ * concurrency, same run; medians over rounds, the three measured back to back in each round.
+ */
+final class ServerBenchmark {
+  private static final MediaType JSON = MediaType.get("application/json");
+  private final int requests;
+  private final int concurrency;
+  private final int rounds;
+  private final AtomicInteger keys = new AtomicInteger();
+
+  ServerBenchmark(int requests, int concurrency, int rounds) {
+    this.requests = requests;
+    this.concurrency = concurrency;
+    this.rounds = rounds;
+  }
+
+  void run() throws Exception {
+    System.out.printf("server benchmark: %d requests per measurement, %d concurrent clients, "
+        + "%d rounds, loopback%n", requests, concurrency, rounds);
+    OkHttpClient client = OkHttpClients.configure(new OkHttpClient.Builder(),
+            Duration.ofSeconds(30))
+        .connectionPool(new ConnectionPool(concurrency, 1, java.util.concurrent.TimeUnit.MINUTES))
+        .dispatcher(dispatcher()).build();
+    double[] bare = new double[rounds];
+    double[] first = new double[rounds];
+    double[] repeat = new double[rounds];
+    for (int round = 0; round < rounds; round++) {
+      ExecutorService bareThreads = Executors.newFixedThreadPool(16);
+      HttpServer plain = bareServer(bareThreads);
+      try {
+        String url = "http://127.0.0.1:" + plain.getAddress().getPort() + "/note.put";
+        load(client, url, n -> "bare-" + n, requests / 4);
+        bare[round] = load(client, url, n -> "bare-" + n, requests);
+      } finally {
+        plain.stop(0);
+        bareThreads.shutdownNow();
+      }
+      Path dir = Files.createTempDirectory("server-bench");
+      try (H2Database db = H2Database.builder().file(dir.resolve("server"))
+          .maxPoolSize(concurrency + 4).build()) {
+        NotesApplication notes = new NotesApplication(db);
+        IdempotentServer server = IdempotentServer.builder().database(db)
+            .handler(NotesApplication.OPERATION, notes.handler()).start();
+        try {
+          String url = server.baseUrl() + "/note.put";
+          int base = keys.getAndAdd(10 * requests);
+          load(client, url, n -> "warm-" + (base + n), requests / 4);
+          first[round] = load(client, url, n -> "key-" + (base + n), requests);
+          repeat[round] = load(client, url, n -> "key-" + (base + n), requests);
+          if (notes.keysAppliedMoreThanOnce() != 0) {
+            throw new IllegalStateException("a key was applied twice");
+          }
+        } finally {
+          server.close();
+        }
+      } finally {
+        AcceptBenchmark.deleteTree(dir);
+      }
+      System.out.printf("  round %d: bare %.0f/s, first %.0f/s, repeat %.0f/s%n", round + 1,
+          bare[round], first[round], repeat[round]);
+    }
+    double b = median(bare);
+    System.out.printf("medians over %d rounds:%n", rounds);
+    System.out.printf("bare JDK HttpServer handler : %7.0f req/s (baseline, no idempotency)%n", b);
+    System.out.printf("first requests (new keys)   : %7.0f req/s, ratio %.2f%n", median(first),
+        median(first) / b);
+    System.out.printf("repeats (stored answers)    : %7.0f req/s, ratio %.2f%n", median(repeat),
+        median(repeat) / b);
+    client.dispatcher().executorService().shutdown();
+    client.connectionPool().evictAll();
+  }
+
+  private Dispatcher dispatcher() {
+    Dispatcher d = new Dispatcher();
+    d.setMaxRequests(concurrency);
+    d.setMaxRequestsPerHost(concurrency);
+    return d;
+  }
+
+  private interface KeyFor {
+    String key(int n);
+  }
+
+  private double load(OkHttpClient client, String url, KeyFor keyFor, int count)
+      throws Exception {
+    ExecutorService pool = Executors.newFixedThreadPool(concurrency);
+    AtomicInteger next = new AtomicInteger();
+    long start = System.nanoTime();
+    try {
+      List<Future<?>> futures = new ArrayList<>();
+      for (int t = 0; t < concurrency; t++) {
+        futures.add(pool.submit(() -> {
+          int n;
+          while ((n = next.getAndIncrement()) < count) {
+            String body = "{\"body\":\"hello\",\"entity\":\"e" + (n % 50) + "\",\"seq\":" + n + "}";
+            Request request = new Request.Builder().url(url)
+                .header(HttpContract.IDEMPOTENCY_KEY,
+                    HttpContract.toStructuredString(keyFor.key(n)))
+                .post(RequestBody.create(body, JSON)).build();
+            try (Response response = client.newCall(request).execute()) {
+              response.body().bytes();
+              if (response.code() != 201) {
+                throw new IOException("unexpected " + response.code());
+              }
+            }
+          }
+          return null;
+        }));
+      }
+      for (Future<?> f : futures) {
+        f.get();
+      }
+    } finally {
+      pool.shutdownNow();
+    }
+    return count / ((System.nanoTime() - start) / 1e9);
+  }
+
+  /** The same route on a JDK server that only reads the body and answers 201. */
+  private static HttpServer bareServer(ExecutorService threads) throws IOException {
+    System.setProperty("sun.net.httpserver.nodelay", "true");
+    HttpServer server = HttpServer.create(
+        new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 128);
+    server.setExecutor(threads);
+    byte[] answer = "{\"applied\":true,\"arrival\":1}".getBytes(StandardCharsets.UTF_8);
+    server.createContext("/", exchange -> {
+      exchange.getRequestBody().readAllBytes();
+      exchange.getResponseHeaders().set("Content-Type", "application/json");
+      exchange.sendResponseHeaders(201, answer.length);
+      try (OutputStream out = exchange.getResponseBody()) {
+        out.write(answer);
+      }
+    });
+    server.start();
+    return server;
+  }
+
+  private static double median(double[] values) {
+    double[] sorted = values.clone();
+    Arrays.sort(sorted);
+    return sorted[sorted.length / 2];
+  }
+}

@@ -1,0 +1,87 @@
+package dev.outboxreplay.http;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxreplay.HttpContract;
+import dev.outboxreplay.IdempotencyKey;
+import dev.outboxreplay.Reconciliation;
+import dev.outboxreplay.StoredResponse;
+import java.io.IOException;
+import java.util.Base64;
+import java.util.Objects;
+import okhttp3.HttpUrl;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.Response;
+import okhttp3.ResponseBody;
+
+/**
+ * Asks a receiver what became of an idempotency key, over the reconciliation endpoint defined in
+ * {@link HttpContract}: {@code GET {base}/_outbox/reconcile} with the key (and tenant) headers.
+ * Thread-safe.
+ */
+public final class ReconciliationClient {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  private final OkHttpClient client;
+  private final HttpUrl endpoint;
+
+  /**
+   * @param client a client from {@link OkHttpClients}
+   * @param baseUrl the receiver's base URL, e.g. {@code http://127.0.0.1:8080}
+   */
+  public ReconciliationClient(OkHttpClient client, HttpUrl baseUrl) {
+    this.client = Objects.requireNonNull(client, "client == null");
+    this.endpoint = baseUrl.resolve(
+        stripTrailingSlash(baseUrl.encodedPath()) + HttpContract.RECONCILE_PATH);
+    if (endpoint == null) {
+      throw new IllegalArgumentException("cannot build the reconciliation URL from " + baseUrl);
+    }
+  }
+
+  /**
+   * What the receiver knows about {@code key} in {@code tenant} (null for the default tenant).
+   *
+   * @throws IOException when the receiver cannot be reached, answers other than 200, or answers
+   *     something that is not a reconciliation document
+   */
+  public Reconciliation reconcile(IdempotencyKey key, String tenant) throws IOException {
+    Request.Builder request = new Request.Builder().url(endpoint).get()
+        .header(HttpContract.IDEMPOTENCY_KEY, HttpContract.toStructuredString(key.value()));
+    if (tenant != null) {
+      request.header(HttpContract.TENANT, tenant);
+    }
+    try (Response response = client.newCall(request.build()).execute()) {
+      ResponseBody body = response.body();
+      String text = body.string();
+      if (response.code() != 200) {
+        throw new IOException("reconciliation at " + endpoint + " answered " + response.code()
+            + ": " + text);
+      }
+      return parse(text);
+    }
+  }
+
+  static Reconciliation parse(String text) throws IOException {
+    JsonNode doc = JSON.readTree(text);
+    String status = doc.path("status").asText("");
+    return switch (status) {
+      case "not_seen" -> Reconciliation.notSeen();
+      case "processing" -> Reconciliation.processing();
+      case "failed" -> Reconciliation.failed(doc.path("error").asText(""));
+      case "committed" -> {
+        JsonNode r = doc.path("response");
+        if (!r.path("status").isInt()) {
+          throw new IOException("committed reconciliation without response.status: " + text);
+        }
+        yield Reconciliation.committed(new StoredResponse(r.path("status").asInt(),
+            Base64.getDecoder().decode(r.path("bodyBase64").asText(""))));
+      }
+      default -> throw new IOException("not a reconciliation document: " + text);
+    };
+  }
+
+  private static String stripTrailingSlash(String path) {
+    return path.endsWith("/") ? path.substring(0, path.length() - 1) : path;
+  }
+}
