@@ -98,6 +98,45 @@ public interface OutboxStore<T> extends AutoCloseable {
    */
   OutboxRecord requeue(CommandId id, Instant now);
 
+  /** Work run inside one store transaction. */
+  @FunctionalInterface
+  interface TransactionWork<T, R> {
+    R run(T transaction) throws Exception;
+  }
+
+  /**
+   * Runs {@code work} in one new transaction and commits it durably; rolls it back when
+   * {@code work} throws. Runtime exceptions pass through unchanged; checked ones are wrapped in
+   * {@link OutboxException}.
+   */
+  <R> R inTransaction(TransactionWork<T, R> work);
+
+  /** The earliest time any non-terminal row is due (waiting rows' next attempt, held rows' lease end). */
+  Optional<Instant> nextDueAt();
+
+  /**
+   * The audit trail of one command: every status change after accept, oldest first, with the
+   * token and reason it was made with.
+   */
+  List<AuditEntry> auditTrail(CommandId id);
+
+  /** Deletes audit entries older than {@code before}; returns how many. */
+  int pruneAudit(Instant before);
+
+  /**
+   * One audited status change.
+   *
+   * @param commandId the command
+   * @param idempotencyKey its key
+   * @param from status before (null for none)
+   * @param to status after
+   * @param fencingToken token of the change
+   * @param reason short code
+   * @param at when
+   */
+  record AuditEntry(CommandId commandId, IdempotencyKey idempotencyKey, Status from, Status to,
+      long fencingToken, String reason, Instant at) {}
+
   /** The row with this id, if any. */
   Optional<OutboxRecord> find(CommandId id);
 

@@ -3,6 +3,7 @@ package dev.outboxreplay.h2;
 import dev.outboxreplay.CommandId;
 import dev.outboxreplay.FencedOffException;
 import dev.outboxreplay.IdempotencyKey;
+import dev.outboxreplay.OutboxException;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.OutboxStore;
@@ -167,6 +168,38 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
       return sql.requeue(c, current, now).orElseThrow(() -> new FencedOffException(
           id, current.status(), current.fencingToken(), null, 0));
     });
+  }
+
+  @Override
+  public <R> R inTransaction(TransactionWork<Connection, R> work) {
+    return inTransaction("transaction", c -> {
+      R result;
+      try {
+        result = work.run(c);
+      } catch (SQLException | RuntimeException e) {
+        throw e;
+      } catch (Exception e) {
+        throw new OutboxException("transaction work failed: " + e, e);
+      }
+      c.commit();
+      database.afterCommit(c);
+      return result;
+    });
+  }
+
+  @Override
+  public Optional<Instant> nextDueAt() {
+    return read("next due time", sql::nextDueAt);
+  }
+
+  @Override
+  public List<AuditEntry> auditTrail(CommandId id) {
+    return read("audit trail", c -> sql.auditTrail(c, id));
+  }
+
+  @Override
+  public int pruneAudit(Instant before) {
+    return autoCommitted("prune audit", c -> sql.pruneAudit(c, before));
   }
 
   @Override

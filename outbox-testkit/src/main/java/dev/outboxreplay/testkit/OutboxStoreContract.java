@@ -400,6 +400,51 @@ public abstract class OutboxStoreContract<T> {
   }
 
   @Test
+  void everyStatusChangeAfterAcceptIsAuditedWithItsTokenAndReason() {
+    OutboxRecord accepted = accept("note-1", 1);
+    OutboxRecord held = claimOne("A");
+    store.markSending(accepted.commandId(), held.fencingToken(), now().plus(LEASE), now());
+    store.complete(accepted.commandId(), held.fencingToken(), Status.SENDING,
+        Outcome.retryable(now(), error("http_503")), now());
+    assertThat(store.auditTrail(accepted.commandId()))
+        .extracting(e -> e.from() + ">" + e.to() + ":" + e.reason() + "@" + e.fencingToken())
+        .containsExactly("QUEUED>CLAIMED:claimed@" + held.fencingToken(),
+            "CLAIMED>SENDING:sending@" + held.fencingToken(),
+            "SENDING>RETRYABLE_FAILED:http_503@" + held.fencingToken());
+    clock.advance(java.time.Duration.ofDays(40));
+    assertThat(store.pruneAudit(now().minus(java.time.Duration.ofDays(30)))).isEqualTo(3);
+    assertThat(store.auditTrail(accepted.commandId())).isEmpty();
+  }
+
+  @Test
+  void nextDueAtIsTheEarliestNextAttemptOrLeaseEndAndEmptyWhenAllIsDone() {
+    assertThat(store.nextDueAt()).isEmpty();
+    OutboxRecord accepted = accept("note-1", 1);
+    assertThat(store.nextDueAt()).contains(accepted.nextAttemptAt());
+    OutboxRecord held = claimOne("A");
+    assertThat(store.nextDueAt()).contains(held.leaseExpiresAt());
+    store.complete(accepted.commandId(), held.fencingToken(), Status.CLAIMED,
+        Outcome.acked(null), now());
+    assertThat(store.nextDueAt()).isEmpty();
+  }
+
+  @Test
+  void workInAStoreTransactionCommitsTogetherOrRollsBackTogether() {
+    OutboxRecord accepted = accept("note-1", 1);
+    OutboxRecord held = claimOne("A");
+    assertThatThrownBy(() -> store.inTransaction(tx -> {
+      store.complete(tx, accepted.commandId(), held.fencingToken(), Status.CLAIMED,
+          Outcome.acked(null), now());
+      throw new IllegalStateException("local state update failed");
+    })).isInstanceOf(IllegalStateException.class);
+    assertThat(store.find(accepted.commandId()).orElseThrow().status()).isEqualTo(Status.CLAIMED);
+    OutboxRecord acked = store.inTransaction(tx -> store.complete(tx, accepted.commandId(),
+        held.fencingToken(), Status.CLAIMED, Outcome.acked(null), now()));
+    assertThat(acked.status()).isEqualTo(Status.ACKED);
+    assertThat(store.find(accepted.commandId()).orElseThrow().status()).isEqualTo(Status.ACKED);
+  }
+
+  @Test
   void eightThreadsClaimingTenThousandRowsGetEachRowExactlyOnce() throws Exception {
     int rows = 10_000;
     for (int start = 0; start < rows; start += 1_000) {

@@ -59,12 +59,15 @@ public final class OutboxSql {
   private static final String RELEASE = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
       + "status = claimed_from, next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, "
       + "lease_expires_at = NULL, updated_at = ?" + CAS;
-  private static final String RECOVER_SENDING = "UPDATE outbox_command SET status = 'unknown', "
+  private static final String RECOVER_SENDING = "SELECT " + OutboxSchema.COLUMNS
+      + " FROM FINAL TABLE (UPDATE outbox_command SET status = 'unknown', "
       + "attempt = attempt + 1, next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, "
       + "lease_expires_at = NULL, last_error_code = 'lease_expired_while_sending', "
       + "last_error_message = 'the sender stopped before recording an outcome; "
       + "the request may have reached the server', last_error_at = ?, updated_at = ? "
-      + "WHERE due_at <= ? AND status = 'sending'";
+      + "WHERE due_at <= ? AND status = 'sending')";
+  private static final String AUDIT = "INSERT INTO outbox_audit (command_id, idempotency_key, "
+      + "from_status, to_status, fencing_token, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)";
   private static final String REQUEUE = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
       + "status = 'queued', attempt = 0, next_attempt_at = ?, updated_at = ?" + CAS;
 
@@ -105,7 +108,11 @@ public final class OutboxSql {
         ps.setObject(5, candidate.id());
         ps.setString(6, candidate.status().wireName());
         ps.setLong(7, candidate.token());
-        singleRow(ps).ifPresent(claimed::add);
+        Optional<OutboxRecord> row = singleRow(ps);
+        if (row.isPresent()) {
+          claimed.add(row.get());
+          audit(c, row.get(), candidate.status(), "claimed", now);
+        }
       }
     }
     return claimed;
@@ -117,7 +124,8 @@ public final class OutboxSql {
       ps.setLong(1, leaseExpiresAt.toEpochMilli());
       ps.setLong(2, now.toEpochMilli());
       bindCas(ps, 3, id, Status.CLAIMED, token);
-      return orFenced(c, singleRow(ps), id, Status.CLAIMED, token);
+      return audited(c, orFenced(c, singleRow(ps), id, Status.CLAIMED, token), Status.CLAIMED,
+          "sending", now);
     }
   }
 
@@ -142,7 +150,8 @@ public final class OutboxSql {
       ps.setBytes(10, response == null ? null : response.body());
       ps.setLong(11, now.toEpochMilli());
       bindCas(ps, 12, id, expected, token);
-      return orFenced(c, singleRow(ps), id, expected, token);
+      return audited(c, orFenced(c, singleRow(ps), id, expected, token), expected,
+          error != null ? error.code() : outcome.status().wireName(), now);
     }
   }
 
@@ -152,7 +161,8 @@ public final class OutboxSql {
       ps.setLong(1, nextAttemptAt.toEpochMilli());
       ps.setLong(2, now.toEpochMilli());
       bindCas(ps, 3, id, Status.CLAIMED, token);
-      return orFenced(c, singleRow(ps), id, Status.CLAIMED, token);
+      return audited(c, orFenced(c, singleRow(ps), id, Status.CLAIMED, token), Status.CLAIMED,
+          "released", now);
     }
   }
 
@@ -163,7 +173,14 @@ public final class OutboxSql {
       ps.setLong(2, at);
       ps.setLong(3, at);
       ps.setLong(4, at);
-      return ps.executeUpdate();
+      int recovered = 0;
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          audit(c, rows.read(rs), Status.SENDING, "lease_expired_while_sending", now);
+          recovered++;
+        }
+      }
+      return recovered;
     }
   }
 
@@ -173,7 +190,69 @@ public final class OutboxSql {
       ps.setLong(1, now.toEpochMilli());
       ps.setLong(2, now.toEpochMilli());
       bindCas(ps, 3, current.commandId(), current.status(), current.fencingToken());
-      return singleRow(ps);
+      Optional<OutboxRecord> requeued = singleRow(ps);
+      if (requeued.isPresent()) {
+        audit(c, requeued.get(), current.status(), "operator_requeue", now);
+      }
+      return requeued;
+    }
+  }
+
+  public Optional<Instant> nextDueAt(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT MIN(due_at) FROM outbox_command");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      long due = rs.getLong(1);
+      return rs.wasNull() || due == Long.MAX_VALUE
+          ? Optional.empty() : Optional.of(Instant.ofEpochMilli(due));
+    }
+  }
+
+  public List<dev.outboxreplay.OutboxStore.AuditEntry> auditTrail(Connection c, CommandId id)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("SELECT command_id, idempotency_key, "
+        + "from_status, to_status, fencing_token, reason, at FROM outbox_audit "
+        + "WHERE command_id = ? ORDER BY id")) {
+      ps.setObject(1, id.value());
+      List<dev.outboxreplay.OutboxStore.AuditEntry> trail = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          String from = rs.getString(3);
+          trail.add(new dev.outboxreplay.OutboxStore.AuditEntry(
+              new CommandId(rs.getObject(1, UUID.class)), new IdempotencyKey(rs.getString(2)),
+              from == null ? null : Status.fromWireName(from),
+              Status.fromWireName(rs.getString(4)), rs.getLong(5), rs.getString(6),
+              Instant.ofEpochMilli(rs.getLong(7))));
+        }
+      }
+      return trail;
+    }
+  }
+
+  public int pruneAudit(Connection c, Instant before) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement("DELETE FROM outbox_audit WHERE at < ?")) {
+      ps.setLong(1, before.toEpochMilli());
+      return ps.executeUpdate();
+    }
+  }
+
+  private OutboxRecord audited(Connection c, OutboxRecord after, Status from, String reason,
+      Instant now) throws SQLException {
+    audit(c, after, from, reason, now);
+    return after;
+  }
+
+  private static void audit(Connection c, OutboxRecord after, Status from, String reason,
+      Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(AUDIT)) {
+      ps.setObject(1, after.commandId().value());
+      ps.setString(2, after.idempotencyKey().value());
+      ps.setString(3, from == null ? null : from.wireName());
+      ps.setString(4, after.status().wireName());
+      ps.setLong(5, after.fencingToken());
+      ps.setString(6, reason.length() > 100 ? reason.substring(0, 100) : reason);
+      ps.setLong(7, now.toEpochMilli());
+      ps.executeUpdate();
     }
   }
 

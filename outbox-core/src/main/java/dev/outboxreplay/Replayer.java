@@ -1,0 +1,559 @@
+package dev.outboxreplay;
+
+import dev.outboxreplay.internal.PassCounters;
+import java.io.IOException;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sends an outbox's commands until each ends acked, conflict or rejected. A pass recovers expired
+ * leases, claims due rows under a lease (at most one per entity, in accept order), reconciles rows
+ * whose last attempt may have reached the server, sends the rest with bounded concurrency, and
+ * records each outcome with the claim's fencing token. A confirmed answer is applied to local
+ * state by the {@link ResponseApplier} in the same transaction that marks the row acked, and only
+ * if the session fence admits it.
+ *
+ * <p>Triggers: {@link #start()} (recovery, then a pass), {@link #onNetworkAvailable()} and the
+ * {@link ConnectivityMonitor}, {@link #onAccepted()}, and a timer for the next due retry. They
+ * coalesce into single-flight passes. Several replayers (threads or processes sharing the file)
+ * may run at once: leases and fencing tokens keep them from overwriting each other.
+ *
+ * <p>Thread-safe.
+ *
+ * @param <T> the store's transaction handle
+ */
+public final class Replayer<T> implements AutoCloseable {
+  private static final Logger LOG = LoggerFactory.getLogger(Replayer.class);
+  private static final int MAX_ROUNDS_PER_PASS = 10_000;
+
+  private final OutboxStore<T> store;
+  private final Transport transport;
+  private final SessionRuntime session;
+  private final ResponseApplier<T> applier;
+  private final RetryPolicy retry;
+  private final Clock clock;
+  private final String owner;
+  private final Duration lease;
+  private final int batchSize;
+  private final StaleSessionPolicy stalePolicy;
+  private final Duration holdInterval;
+  private final Duration auditRetention;
+  private final OutboxListener listener;
+  private final FailureInjector failures;
+  private final ConnectivityMonitor connectivity;
+  private final ExecutorService senders;
+  private final ScheduledExecutorService scheduler;
+  private final AtomicBoolean passQueued = new AtomicBoolean();
+  private final Object passLock = new Object();
+  private volatile boolean pausedForCredentials;
+  private volatile String refusedCredentials;
+  private volatile boolean closed;
+  private ScheduledFuture<?> timer;
+  private Instant lastAuditPrune = Instant.EPOCH;
+
+  private Replayer(Builder<T> b) {
+    this.store = b.store;
+    this.transport = b.transport;
+    this.session = b.session;
+    this.applier = b.applier;
+    this.retry = b.retry;
+    this.clock = b.clock;
+    this.owner = b.owner;
+    this.lease = b.lease;
+    this.batchSize = b.batchSize;
+    this.stalePolicy = b.stalePolicy;
+    this.holdInterval = b.holdInterval;
+    this.auditRetention = b.auditRetention;
+    this.listener = b.listener;
+    this.failures = b.failures;
+    this.connectivity = b.connectivity;
+    this.senders = Executors.newFixedThreadPool(b.concurrency, daemon("outbox-sender-" + owner));
+    this.scheduler = Executors.newSingleThreadScheduledExecutor(daemon("outbox-replayer-" + owner));
+  }
+
+  /** A builder; the store and the transport are required. */
+  public static <T> Builder<T> builder(OutboxStore<T> store, Transport transport) {
+    return new Builder<>(store, transport);
+  }
+
+  /** Starts the connectivity monitor and requests a first pass (which begins with recovery). */
+  public void start() {
+    connectivity.start(this::onNetworkAvailable);
+    requestPass();
+  }
+
+  /** The network is back: replay now. */
+  public void onNetworkAvailable() {
+    requestPass();
+  }
+
+  /** A command was accepted (and its transaction committed): replay now. */
+  public void onAccepted() {
+    requestPass();
+  }
+
+  /** The app has fresh credentials after a 401/403: resume and replay now. */
+  public void onCredentialsRefreshed() {
+    pausedForCredentials = false;
+    requestPass();
+  }
+
+  /** Asks for a pass on the replayer's thread; requests made while one is queued coalesce. */
+  public void requestPass() {
+    if (closed || !passQueued.compareAndSet(false, true)) {
+      return;
+    }
+    scheduler.execute(() -> {
+      passQueued.set(false);
+      try {
+        runPass();
+      } catch (RuntimeException e) {
+        LOG.warn("replay pass failed; the next trigger or timer retries", e);
+      } finally {
+        scheduleNextDue();
+      }
+    });
+  }
+
+  /**
+   * Runs one pass on the calling thread and returns what it did. Passes of one replayer never
+   * overlap.
+   */
+  public PassSummary runPass() {
+    synchronized (passLock) {
+      PassCounters counters = new PassCounters();
+      String paused = pausedReason();
+      if (paused != null) {
+        listener.onReplayPaused(paused);
+        return counters.summary(paused);
+      }
+      store.recoverExpiredLeases(clock.instant());
+      for (int round = 0; round < MAX_ROUNDS_PER_PASS && pausedReason() == null; round++) {
+        List<OutboxRecord> claimed = store.claim(owner, lease, batchSize, clock.instant());
+        if (claimed.isEmpty()) {
+          break;
+        }
+        counters.claimed.addAndGet(claimed.size());
+        for (OutboxRecord r : claimed) {
+          emit(r, r.claimedFrom(), "claimed");
+        }
+        List<Future<?>> inFlight = new ArrayList<>(claimed.size());
+        for (OutboxRecord r : claimed) {
+          inFlight.add(senders.submit(() -> process(r, counters)));
+        }
+        for (Future<?> f : inFlight) {
+          awaitQuietly(f);
+        }
+      }
+      pruneAuditNowAndThen();
+      return counters.summary(pausedReason());
+    }
+  }
+
+  /** Stops triggers and timers and waits (up to 30 s) for sends in flight; unfinished rows keep their lease and are recovered by whoever claims next. */
+  @Override
+  public void close() {
+    closed = true;
+    connectivity.close();
+    scheduler.shutdownNow();
+    senders.shutdown();
+    try {
+      if (!senders.awaitTermination(30, TimeUnit.SECONDS)) {
+        senders.shutdownNow();
+      }
+    } catch (InterruptedException e) {
+      senders.shutdownNow();
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private String pausedReason() {
+    SessionRuntime.Snapshot s = session.current();
+    if (s.revoked()) {
+      return "session_revoked";
+    }
+    if (pausedForCredentials) {
+      if (!Objects.equals(refusedCredentials, s.credentials())) {
+        pausedForCredentials = false; // the app has new credentials
+        return null;
+      }
+      return "credentials_refused";
+    }
+    return null;
+  }
+
+  private void process(OutboxRecord claimed, PassCounters counters) {
+    try {
+      failures.at(FailurePoint.AFTER_CLAIM);
+      Instant now = clock.instant();
+      SessionRuntime.Snapshot s = session.current();
+      if (pausedReason() != null) {
+        release(claimed, now, "replay_paused", counters);
+        return;
+      }
+      if (claimed.sessionVersion() < s.version()) {
+        switch (stalePolicy) {
+          case HOLD -> {
+            release(claimed, now.plus(holdInterval), "held_stale_session", counters);
+            return;
+          }
+          case REJECT -> {
+            finish(claimed, Status.CLAIMED, Outcome.rejected(error("stale_session",
+                "accepted under session version " + claimed.sessionVersion() + ", now "
+                    + s.version(), now), null), counters);
+            return;
+          }
+          case RESEND -> { }
+        }
+      }
+      String poison = retry.poisonReason(claimed, now);
+      if (poison != null) {
+        poison(claimed, Status.CLAIMED, poison, counters);
+        return;
+      }
+      if (claimed.claimedFrom() == Status.UNKNOWN && reconciled(claimed, s, counters)) {
+        return;
+      }
+      OutboxRecord sending = store.markSending(claimed.commandId(), claimed.fencingToken(),
+          now.plus(lease), now);
+      emit(sending, Status.CLAIMED, "sending");
+      failures.at(FailurePoint.BEFORE_NETWORK_SEND);
+      TransportResult result = transport.send(sending, s);
+      failures.at(FailurePoint.AFTER_RESPONSE_BEFORE_ACK);
+      record(sending, result, s, counters);
+    } catch (FencedOffException e) {
+      counters.fencedOff.incrementAndGet();
+      LOG.debug("fenced off: {}", e.getMessage());
+    }
+  }
+
+  /** Asks the receiver first; true when that settled the row (acked or released). */
+  private boolean reconciled(OutboxRecord claimed, SessionRuntime.Snapshot s,
+      PassCounters counters) {
+    Optional<Reconciliation> answer;
+    try {
+      answer = transport.reconcile(claimed, s);
+    } catch (IOException e) {
+      release(claimed, retry.nextAttemptAt(claimed.attempt(), clock.instant(), null),
+          "reconciliation_unreachable", counters);
+      return true;
+    }
+    if (answer.isEmpty()) {
+      return false; // no reconciliation: resend with the same key
+    }
+    switch (answer.get().state()) {
+      case COMMITTED -> {
+        counters.reconciled.incrementAndGet();
+        ackAndApply(claimed, Status.CLAIMED, answer.get().response(), s, "reconciled_committed",
+            counters);
+        return true;
+      }
+      case PROCESSING -> {
+        release(claimed, clock.instant().plus(holdInterval), "reconciled_processing", counters);
+        return true;
+      }
+      default -> {
+        return false; // not seen or failed: it did not take effect, resend with the same key
+      }
+    }
+  }
+
+  private void record(OutboxRecord sending, TransportResult result, SessionRuntime.Snapshot s,
+      PassCounters counters) {
+    Instant now = clock.instant();
+    ErrorInfo error = error(result.errorCode(), result.message(), now);
+    switch (result.kind()) {
+      case ACKED -> ackAndApply(sending, Status.SENDING, result.response(), s, "acked", counters);
+      case RETRYABLE, UNKNOWN -> {
+        if (sending.attempt() + 1 >= retry.maxAttempts()) {
+          poison(sending, Status.SENDING, "poison_max_attempts", counters);
+          return;
+        }
+        Instant next = retry.nextAttemptAt(sending.attempt() + 1, now, result.retryAfter());
+        boolean unknown = result.kind() == TransportResult.Kind.UNKNOWN;
+        (unknown ? counters.unknown : counters.retried).incrementAndGet();
+        finish(sending, Status.SENDING, unknown ? Outcome.unknown(next, error)
+            : Outcome.retryable(next, error), counters);
+      }
+      case IN_PROGRESS -> {
+        counters.retried.incrementAndGet();
+        Instant next = now.plus(result.retryAfter() != null ? result.retryAfter() : holdInterval);
+        finish(sending, Status.SENDING, Outcome.retryable(next, error).notCountedAsAttempt(),
+            counters);
+      }
+      case CONFLICT -> {
+        counters.conflicts.incrementAndGet();
+        finish(sending, Status.SENDING, Outcome.conflict(error, result.response()), counters);
+      }
+      case REJECTED -> {
+        counters.rejected.incrementAndGet();
+        finish(sending, Status.SENDING, Outcome.rejected(error, result.response()), counters);
+      }
+      case UNAUTHORIZED -> {
+        refusedCredentials = s.credentials();
+        pausedForCredentials = true;
+        listener.onReplayPaused("credentials_refused");
+        counters.retried.incrementAndGet();
+        finish(sending, Status.SENDING, Outcome.retryable(now, error).notCountedAsAttempt(),
+            counters);
+      }
+    }
+  }
+
+  /** Applies and acks in one transaction if the session fence admits the answer. */
+  private void ackAndApply(OutboxRecord held, Status expected, StoredResponse response,
+      SessionRuntime.Snapshot sentUnder, String reason, PassCounters counters) {
+    Instant now = clock.instant();
+    if (!session.current().admits(sentUnder)) {
+      counters.retried.incrementAndGet();
+      finish(held, expected, Outcome.retryable(now, error("stale_response",
+          "the session changed while the request was in flight; not applied", now))
+          .notCountedAsAttempt(), counters);
+      return;
+    }
+    OutboxRecord acked;
+    try {
+      // The fenced write first: a replayer that lost its lease is refused before any
+      // application code runs. Both commit together, or neither.
+      acked = store.inTransaction(tx -> {
+        OutboxRecord done = store.complete(tx, held.commandId(), held.fencingToken(), expected,
+            Outcome.acked(response), now);
+        applier.apply(tx, done, response);
+        return done;
+      });
+    } catch (FencedOffException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      LOG.warn("applying the answer to command {} failed; it will be resent", held.commandId(), e);
+      counters.retried.incrementAndGet();
+      finish(held, expected, Outcome.retryable(retry.nextAttemptAt(held.attempt() + 1, now, null),
+          error("apply_failed", e.toString(), now)), counters);
+      return;
+    }
+    counters.acked.incrementAndGet();
+    emit(acked, expected, reason);
+  }
+
+  private void poison(OutboxRecord held, Status expected, String reason, PassCounters counters) {
+    Instant now = clock.instant();
+    counters.rejected.incrementAndGet();
+    OutboxRecord ended = store.complete(held.commandId(), held.fencingToken(), expected,
+        Outcome.rejected(error(reason, "gave up after " + (held.attempt()
+            + (expected == Status.SENDING ? 1 : 0)) + " attempts", now), null), now);
+    emit(ended, expected, reason);
+    listener.onPoison(ended, reason);
+  }
+
+  private void finish(OutboxRecord held, Status expected, Outcome outcome,
+      PassCounters counters) {
+    OutboxRecord after = store.complete(held.commandId(), held.fencingToken(), expected, outcome,
+        clock.instant());
+    emit(after, expected, outcome.error() != null ? outcome.error().code()
+        : outcome.status().wireName());
+  }
+
+  private void release(OutboxRecord claimed, Instant nextAttemptAt, String reason,
+      PassCounters counters) {
+    counters.released.incrementAndGet();
+    OutboxRecord after = store.release(claimed.commandId(), claimed.fencingToken(), nextAttemptAt,
+        clock.instant());
+    emit(after, Status.CLAIMED, reason);
+  }
+
+  private void emit(OutboxRecord after, Status from, String reason) {
+    try {
+      listener.onTransition(new OutboxListener.Transition(after.commandId(),
+          after.idempotencyKey(), from, after.status(), after.fencingToken(), reason,
+          clock.instant()));
+    } catch (RuntimeException e) {
+      LOG.warn("outbox listener threw; ignored", e);
+    }
+  }
+
+  private void scheduleNextDue() {
+    if (closed) {
+      return;
+    }
+    Optional<Instant> due = store.nextDueAt();
+    synchronized (this) {
+      if (timer != null) {
+        timer.cancel(false);
+      }
+      if (due.isPresent()) {
+        long delay = Math.max(10, Duration.between(clock.instant(), due.get()).toMillis());
+        timer = scheduler.schedule(this::requestPass, delay, TimeUnit.MILLISECONDS);
+      }
+    }
+  }
+
+  private void pruneAuditNowAndThen() {
+    Instant now = clock.instant();
+    if (Duration.between(lastAuditPrune, now).compareTo(Duration.ofHours(1)) > 0) {
+      lastAuditPrune = now;
+      store.pruneAudit(now.minus(auditRetention));
+    }
+  }
+
+  private static ErrorInfo error(String code, String message, Instant at) {
+    return new ErrorInfo(code, message, at);
+  }
+
+  private static void awaitQuietly(Future<?> f) {
+    try {
+      f.get();
+    } catch (ExecutionException e) {
+      LOG.warn("sending a command failed unexpectedly; its lease will expire and it is retried",
+          e.getCause());
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  private static java.util.concurrent.ThreadFactory daemon(String name) {
+    return r -> {
+      Thread t = new Thread(r, name);
+      t.setDaemon(true);
+      return t;
+    };
+  }
+
+  /** Configures a {@link Replayer}; each setter validates its argument. */
+  public static final class Builder<T> {
+    private final OutboxStore<T> store;
+    private final Transport transport;
+    private SessionRuntime session = SessionRuntime.ANONYMOUS;
+    private ResponseApplier<T> applier = ResponseApplier.none();
+    private RetryPolicy retry = RetryPolicy.defaults(new java.security.SecureRandom());
+    private Clock clock = Clock.systemUTC();
+    private String owner = "replayer-" + ProcessHandle.current().pid() + "-"
+        + Integer.toHexString(System.identityHashCode(this));
+    private Duration lease = Duration.ofSeconds(60);
+    private int batchSize = 32;
+    private int concurrency = 4;
+    private StaleSessionPolicy stalePolicy = StaleSessionPolicy.HOLD;
+    private Duration holdInterval = Duration.ofSeconds(30);
+    private Duration auditRetention = Duration.ofDays(30);
+    private OutboxListener listener = OutboxListener.NONE;
+    private FailureInjector failures = FailureInjector.NONE;
+    private ConnectivityMonitor connectivity = ConnectivityMonitor.NONE;
+
+    private Builder(OutboxStore<T> store, Transport transport) {
+      this.store = Objects.requireNonNull(store, "store == null");
+      this.transport = Objects.requireNonNull(transport, "transport == null");
+    }
+
+    public Builder<T> session(SessionRuntime session) {
+      this.session = Objects.requireNonNull(session, "session == null");
+      return this;
+    }
+
+    public Builder<T> responseApplier(ResponseApplier<T> applier) {
+      this.applier = Objects.requireNonNull(applier, "responseApplier == null");
+      return this;
+    }
+
+    public Builder<T> retryPolicy(RetryPolicy retry) {
+      this.retry = Objects.requireNonNull(retry, "retryPolicy == null");
+      return this;
+    }
+
+    public Builder<T> clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock == null");
+      return this;
+    }
+
+    /** Name recorded as claim owner. Default: process id and an instance hash. */
+    public Builder<T> owner(String owner) {
+      if (owner == null || owner.isBlank() || owner.length() > 200) {
+        throw new IllegalArgumentException("owner must be 1-200 characters: " + owner);
+      }
+      this.owner = owner;
+      return this;
+    }
+
+    /** Claim lease; must exceed the transport's call timeout. Default 60 s. */
+    public Builder<T> lease(Duration lease) {
+      if (lease.isNegative() || lease.isZero()) {
+        throw new IllegalArgumentException("lease <= 0: " + lease);
+      }
+      this.lease = lease;
+      return this;
+    }
+
+    /** Rows claimed at a time. Default 32. */
+    public Builder<T> batchSize(int batchSize) {
+      if (batchSize < 1) {
+        throw new IllegalArgumentException("batchSize < 1: " + batchSize);
+      }
+      this.batchSize = batchSize;
+      return this;
+    }
+
+    /** Sends in flight at once (different entities). Default 4. */
+    public Builder<T> concurrency(int concurrency) {
+      if (concurrency < 1) {
+        throw new IllegalArgumentException("concurrency < 1: " + concurrency);
+      }
+      this.concurrency = concurrency;
+      return this;
+    }
+
+    /** Commands of an older session version. Default {@link StaleSessionPolicy#HOLD}. */
+    public Builder<T> staleSessionPolicy(StaleSessionPolicy policy) {
+      this.stalePolicy = Objects.requireNonNull(policy, "staleSessionPolicy == null");
+      return this;
+    }
+
+    /** Wait before looking again at a held, in-progress or processing command. Default 30 s. */
+    public Builder<T> holdInterval(Duration holdInterval) {
+      if (holdInterval.isNegative() || holdInterval.isZero()) {
+        throw new IllegalArgumentException("holdInterval <= 0: " + holdInterval);
+      }
+      this.holdInterval = holdInterval;
+      return this;
+    }
+
+    /** How long audit entries are kept. Default 30 days. */
+    public Builder<T> auditRetention(Duration auditRetention) {
+      if (auditRetention.isNegative() || auditRetention.isZero()) {
+        throw new IllegalArgumentException("auditRetention <= 0: " + auditRetention);
+      }
+      this.auditRetention = auditRetention;
+      return this;
+    }
+
+    public Builder<T> listener(OutboxListener listener) {
+      this.listener = Objects.requireNonNull(listener, "listener == null");
+      return this;
+    }
+
+    public Builder<T> failureInjector(FailureInjector failures) {
+      this.failures = Objects.requireNonNull(failures, "failureInjector == null");
+      return this;
+    }
+
+    public Builder<T> connectivityMonitor(ConnectivityMonitor connectivity) {
+      this.connectivity = Objects.requireNonNull(connectivity, "connectivityMonitor == null");
+      return this;
+    }
+
+    public Replayer<T> build() {
+      return new Replayer<>(this);
+    }
+  }
+}

@@ -1,0 +1,19 @@
+package dev.outboxreplay;
+
+/**
+ * Applies a confirmed server answer to local state. It runs in the same transaction that marks
+ * the command acked, so both commit or neither; it must not commit, roll back or close
+ * {@code transaction}. It runs only when the session fence admits the answer.
+ *
+ * @param <T> the store's transaction handle (for H2: {@code java.sql.Connection})
+ */
+@FunctionalInterface
+public interface ResponseApplier<T> {
+  /** Does nothing: for commands whose answer carries nothing to apply. */
+  static <T> ResponseApplier<T> none() {
+    return (transaction, command, response) -> { };
+  }
+
+  /** Applies {@code response} to local state; throwing rolls back the ack as well. */
+  void apply(T transaction, OutboxRecord command, StoredResponse response) throws Exception;
+}

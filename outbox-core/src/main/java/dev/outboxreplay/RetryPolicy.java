@@ -1,0 +1,165 @@
+package dev.outboxreplay;
+
+import io.github.resilience4j.core.IntervalFunction;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Objects;
+import java.util.random.RandomGenerator;
+
+/**
+ * When to try again, and when to give up. The backoff curve is Resilience4j's exponential
+ * {@link IntervalFunction} (initial interval times multiplier to the power of the attempt, capped);
+ * jitter is applied here from an injected {@link RandomGenerator}, because Resilience4j's own
+ * randomized intervals use {@code Math.random()}, which a test cannot seed. A server's
+ * {@code Retry-After} is a lower bound. The attempt count lives in the row, so a restart continues
+ * the schedule.
+ *
+ * <p>Immutable and thread-safe (given a thread-safe random source).
+ */
+public final class RetryPolicy {
+  public static final Duration DEFAULT_INITIAL_INTERVAL = Duration.ofSeconds(1);
+  public static final double DEFAULT_MULTIPLIER = 2.0;
+  public static final Duration DEFAULT_MAX_INTERVAL = Duration.ofMinutes(5);
+  public static final double DEFAULT_JITTER = 0.5;
+  public static final int DEFAULT_MAX_ATTEMPTS = 20;
+  /** Shorter than the reference server's 7-day key retention, so a resend is still deduplicated. */
+  public static final Duration DEFAULT_MAX_AGE = Duration.ofDays(3);
+
+  private final IntervalFunction curve;
+  private final Duration initialInterval;
+  private final double multiplier;
+  private final Duration maxInterval;
+  private final double jitter;
+  private final int maxAttempts;
+  private final Duration maxAge;
+  private final RandomGenerator random;
+
+  private RetryPolicy(Builder b) {
+    this.initialInterval = b.initialInterval;
+    this.multiplier = b.multiplier;
+    this.maxInterval = b.maxInterval;
+    this.jitter = b.jitter;
+    this.maxAttempts = b.maxAttempts;
+    this.maxAge = b.maxAge;
+    this.random = b.random;
+    this.curve = IntervalFunction.ofExponentialBackoff(initialInterval, multiplier, maxInterval);
+  }
+
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** The defaults, with {@code random} for jitter. */
+  public static RetryPolicy defaults(RandomGenerator random) {
+    return builder().random(random).build();
+  }
+
+  /**
+   * When a command that has now failed {@code attempts} times may be tried again.
+   *
+   * @param retryAfter the server's {@code Retry-After}, or null
+   */
+  public Instant nextAttemptAt(int attempts, Instant now, Duration retryAfter) {
+    long base = curve.apply(Math.max(1, attempts));
+    double factor = 1 + jitter * (2 * random.nextDouble() - 1);
+    long delay = Math.min(maxInterval.toMillis(), Math.round(base * factor));
+    if (retryAfter != null) {
+      delay = Math.max(delay, retryAfter.toMillis());
+    }
+    return now.plusMillis(Math.max(0, delay));
+  }
+
+  /** Why {@code command} must not be tried again, or null while it may. */
+  public String poisonReason(OutboxRecord command, Instant now) {
+    if (command.attempt() >= maxAttempts) {
+      return "poison_max_attempts";
+    }
+    if (Duration.between(command.createdAt(), now).compareTo(maxAge) > 0) {
+      return "poison_max_age";
+    }
+    return null;
+  }
+
+  public int maxAttempts() {
+    return maxAttempts;
+  }
+
+  public Duration maxAge() {
+    return maxAge;
+  }
+
+  /** Configures a {@link RetryPolicy}; each setter validates its argument. */
+  public static final class Builder {
+    private Duration initialInterval = DEFAULT_INITIAL_INTERVAL;
+    private double multiplier = DEFAULT_MULTIPLIER;
+    private Duration maxInterval = DEFAULT_MAX_INTERVAL;
+    private double jitter = DEFAULT_JITTER;
+    private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
+    private Duration maxAge = DEFAULT_MAX_AGE;
+    private RandomGenerator random = new java.security.SecureRandom();
+
+    private Builder() {}
+
+    public Builder initialInterval(Duration initialInterval) {
+      if (initialInterval.toMillis() < 1) {
+        throw new IllegalArgumentException("initialInterval < 1 ms: " + initialInterval);
+      }
+      this.initialInterval = initialInterval;
+      return this;
+    }
+
+    public Builder multiplier(double multiplier) {
+      if (!(multiplier >= 1.0)) {
+        throw new IllegalArgumentException("multiplier < 1: " + multiplier);
+      }
+      this.multiplier = multiplier;
+      return this;
+    }
+
+    public Builder maxInterval(Duration maxInterval) {
+      if (maxInterval.toMillis() < 1) {
+        throw new IllegalArgumentException("maxInterval < 1 ms: " + maxInterval);
+      }
+      this.maxInterval = maxInterval;
+      return this;
+    }
+
+    /** Relative jitter: each delay is scaled by a random factor in [1 - j, 1 + j]. */
+    public Builder jitter(double jitter) {
+      if (!(jitter >= 0 && jitter < 1)) {
+        throw new IllegalArgumentException("jitter must be in [0, 1): " + jitter);
+      }
+      this.jitter = jitter;
+      return this;
+    }
+
+    public Builder maxAttempts(int maxAttempts) {
+      if (maxAttempts < 1) {
+        throw new IllegalArgumentException("maxAttempts < 1: " + maxAttempts);
+      }
+      this.maxAttempts = maxAttempts;
+      return this;
+    }
+
+    public Builder maxAge(Duration maxAge) {
+      if (maxAge.isNegative() || maxAge.isZero()) {
+        throw new IllegalArgumentException("maxAge <= 0: " + maxAge);
+      }
+      this.maxAge = maxAge;
+      return this;
+    }
+
+    public Builder random(RandomGenerator random) {
+      this.random = Objects.requireNonNull(random, "random == null");
+      return this;
+    }
+
+    public RetryPolicy build() {
+      if (maxInterval.compareTo(initialInterval) < 0) {
+        throw new IllegalArgumentException("maxInterval " + maxInterval
+            + " < initialInterval " + initialInterval);
+      }
+      return new RetryPolicy(this);
+    }
+  }
+}

@@ -1,0 +1,45 @@
+package dev.outboxreplay;
+
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * One attempt's outcome as a {@link Transport} classifies it. The classification table is in the
+ * README; the HTTP transport lets an application override it per status code.
+ *
+ * @param kind what the attempt means for the command
+ * @param response the server's answer, when there was one
+ * @param retryAfter how long the server asked to wait ({@code Retry-After}), or null
+ * @param errorCode a short stable code for the row's last error, e.g. {@code http_503}
+ * @param message detail for humans
+ */
+public record TransportResult(Kind kind, StoredResponse response, Duration retryAfter,
+    String errorCode, String message) {
+  public TransportResult {
+    Objects.requireNonNull(kind, "kind");
+    Objects.requireNonNull(errorCode, "errorCode");
+  }
+
+  /** What an attempt means. */
+  public enum Kind {
+    /** 2xx: the effect is confirmed. */
+    ACKED,
+    /** Known not to have taken effect (refused before sending, 5xx, 429...): retry later. */
+    RETRYABLE,
+    /** May have taken effect (timeout or reset after the request was written): reconcile. */
+    UNKNOWN,
+    /** 409 in progress: the server is still processing this key; retry later, same key. */
+    IN_PROGRESS,
+    /** Business conflict (409) or key reused with another payload (422): terminal. */
+    CONFLICT,
+    /** Refused for good (other 4xx): terminal. */
+    REJECTED,
+    /** 401/403: pause this session's replay until fresh credentials; not an attempt. */
+    UNAUTHORIZED
+  }
+
+  public static TransportResult of(Kind kind, StoredResponse response, String errorCode,
+      String message) {
+    return new TransportResult(kind, response, null, errorCode, message);
+  }
+}

@@ -1,0 +1,282 @@
+package dev.outboxreplay.http;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxreplay.HttpContract;
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.Reconciliation;
+import dev.outboxreplay.SessionRuntime;
+import dev.outboxreplay.StoredResponse;
+import dev.outboxreplay.Transport;
+import dev.outboxreplay.TransportResult;
+import dev.outboxreplay.TransportResult.Kind;
+import java.io.IOException;
+import java.io.InterruptedIOException;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.ZonedDateTime;
+import java.time.format.DateTimeFormatter;
+import java.time.format.DateTimeParseException;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Function;
+import okhttp3.Call;
+import okhttp3.EventListener;
+import okhttp3.HttpUrl;
+import okhttp3.MediaType;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import okhttp3.Response;
+import okio.BufferedSink;
+
+/**
+ * Sends commands over HTTP with OkHttp, following {@link HttpContract}: {@code POST
+ * {base}/{operation}} (route configurable), the stored bytes as a one-shot body, the key, digest,
+ * command id, session version, tenant and bearer credentials as headers. OkHttp is configured
+ * never to resend on its own, so one {@link #send} is at most one request on the wire.
+ *
+ * <p>Classification (override per status code with {@link Builder#classify}):
+ *
+ * <table>
+ *   <caption>how an attempt is classified</caption>
+ *   <tr><th>what happened</th><th>kind</th></tr>
+ *   <tr><td>connect failure before any byte of the request was written</td><td>RETRYABLE</td></tr>
+ *   <tr><td>timeout or reset after the request started</td><td>UNKNOWN</td></tr>
+ *   <tr><td>2xx</td><td>ACKED</td></tr>
+ *   <tr><td>408, 425, 429, 500, 502, 503, 504 and other 5xx (Retry-After honored)</td>
+ *       <td>RETRYABLE</td></tr>
+ *   <tr><td>409 whose problem type is request-in-progress</td><td>IN_PROGRESS</td></tr>
+ *   <tr><td>other 409, and 422 (key reused with another payload)</td><td>CONFLICT</td></tr>
+ *   <tr><td>401, 403</td><td>UNAUTHORIZED</td></tr>
+ *   <tr><td>other 4xx, 1xx, 3xx</td><td>REJECTED</td></tr>
+ * </table>
+ *
+ * <p>A 2xx is never turned into a resend. Thread-safe.
+ */
+public final class OkHttpTransport implements Transport {
+  private static final MediaType JSON = MediaType.get("application/json");
+  private static final ObjectMapper MAPPER = new ObjectMapper();
+  private static final String IN_PROGRESS_TYPE = "urn:outbox:problem:request-in-progress";
+
+  private final OkHttpClient client;
+  private final Function<OutboxRecord, HttpUrl> route;
+  private final Map<Integer, Kind> overrides;
+  private final Clock clock;
+  private final ReconciliationClient reconciliation;
+  private final Map<Call, SendTracker> trackers = new ConcurrentHashMap<>();
+
+  private OkHttpTransport(Builder b) {
+    this.client = OkHttpClients.configure(b.client.newBuilder(), b.callTimeout)
+        .eventListenerFactory(call -> trackers.computeIfAbsent(call, k -> new SendTracker()))
+        .build();
+    HttpUrl base = b.baseUrl;
+    this.route = b.route != null ? b.route
+        : command -> base.newBuilder().addPathSegment(command.operation()).build();
+    this.overrides = Map.copyOf(b.overrides);
+    this.clock = b.clock;
+    this.reconciliation = b.reconcile ? new ReconciliationClient(client, base) : null;
+  }
+
+  /** A builder for a receiver at {@code baseUrl}, e.g. {@code http://127.0.0.1:8080}. */
+  public static Builder builder(HttpUrl baseUrl) {
+    return new Builder(baseUrl);
+  }
+
+  @Override
+  public TransportResult send(OutboxRecord command, SessionRuntime.Snapshot session) {
+    Request.Builder request = new Request.Builder().url(route.apply(command))
+        .post(new OneShotBody(command.payload().bytes()))
+        .header(HttpContract.IDEMPOTENCY_KEY,
+            HttpContract.toStructuredString(command.idempotencyKey().value()))
+        .header(HttpContract.CONTENT_DIGEST, HttpContract.contentDigest(command.payload().bytes()))
+        .header(HttpContract.COMMAND_ID, command.commandId().toString())
+        .header(HttpContract.SESSION_VERSION, Long.toString(session.version()))
+        .header(HttpContract.TENANT, session.tenant());
+    if (session.credentials() != null) {
+      request.header("Authorization", "Bearer " + session.credentials());
+    }
+    Call call = client.newCall(request.build());
+    try (Response response = call.execute()) {
+      byte[] body = response.body().bytes();
+      return classify(response, body);
+    } catch (IOException e) {
+      SendTracker tracker = trackers.get(call);
+      boolean started = tracker != null && tracker.requestStarted;
+      if (!started) {
+        return TransportResult.of(Kind.RETRYABLE, null, "connect_failed",
+            "not sent: " + e);
+      }
+      String code = e instanceof InterruptedIOException ? "timeout_after_send" : "no_response";
+      return TransportResult.of(Kind.UNKNOWN, null, code,
+          "the request may have reached the server: " + e);
+    } finally {
+      trackers.remove(call);
+    }
+  }
+
+  @Override
+  public Optional<Reconciliation> reconcile(OutboxRecord command, SessionRuntime.Snapshot session)
+      throws IOException {
+    if (reconciliation == null) {
+      return Optional.empty();
+    }
+    return Optional.of(reconciliation.reconcile(command.idempotencyKey(), session.tenant()));
+  }
+
+  private TransportResult classify(Response response, byte[] body) {
+    int code = response.code();
+    StoredResponse stored = new StoredResponse(code, body);
+    Duration retryAfter = retryAfter(response.header("Retry-After"));
+    Kind kind = overrides.containsKey(code) ? overrides.get(code) : defaultKind(code, body);
+    String detail = kind == Kind.ACKED ? "" : new String(body, StandardCharsets.UTF_8);
+    return new TransportResult(kind, stored, retryAfter, "http_" + code, detail);
+  }
+
+  /** The default table; see the class comment. */
+  static Kind defaultKind(int code, byte[] body) {
+    if (code >= 200 && code < 300) {
+      return Kind.ACKED;
+    }
+    return switch (code) {
+      case 401, 403 -> Kind.UNAUTHORIZED;
+      case 408, 425, 429 -> Kind.RETRYABLE;
+      case 409 -> isInProgress(body) ? Kind.IN_PROGRESS : Kind.CONFLICT;
+      case 422 -> Kind.CONFLICT;
+      default -> code >= 500 && code < 600 ? Kind.RETRYABLE : Kind.REJECTED;
+    };
+  }
+
+  private static boolean isInProgress(byte[] body) {
+    try {
+      return IN_PROGRESS_TYPE.equals(MAPPER.readTree(body).path("type").asText(""));
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** {@code Retry-After} as delta-seconds or an HTTP-date; null when absent or unreadable. */
+  Duration retryAfter(String header) {
+    if (header == null || header.isBlank()) {
+      return null;
+    }
+    String value = header.strip();
+    try {
+      return Duration.ofSeconds(Math.max(0, Long.parseLong(value)));
+    } catch (NumberFormatException notSeconds) {
+      try {
+        ZonedDateTime at = ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME);
+        Duration d = Duration.between(clock.instant(), at.toInstant());
+        return d.isNegative() ? Duration.ZERO : d;
+      } catch (DateTimeParseException notADate) {
+        return null;
+      }
+    }
+  }
+
+  /** Notes whether OkHttp started writing the request, to tell "not sent" from "maybe sent". */
+  private static final class SendTracker extends EventListener {
+    volatile boolean requestStarted;
+
+    @Override
+    public void requestHeadersStart(Call call) {
+      requestStarted = true;
+    }
+  }
+
+  /** The stored bytes, writable once: OkHttp cannot replay it on its own. */
+  private static final class OneShotBody extends RequestBody {
+    private final byte[] bytes;
+
+    OneShotBody(byte[] bytes) {
+      this.bytes = bytes;
+    }
+
+    @Override
+    public MediaType contentType() {
+      return JSON;
+    }
+
+    @Override
+    public long contentLength() {
+      return bytes.length;
+    }
+
+    @Override
+    public void writeTo(BufferedSink sink) throws IOException {
+      sink.write(bytes);
+    }
+
+    @Override
+    public boolean isOneShot() {
+      return true;
+    }
+  }
+
+  /** Configures an {@link OkHttpTransport}. */
+  public static final class Builder {
+    private final HttpUrl baseUrl;
+    private OkHttpClient client = new OkHttpClient();
+    private Duration callTimeout = OkHttpClients.DEFAULT_CALL_TIMEOUT;
+    private Function<OutboxRecord, HttpUrl> route;
+    private final Map<Integer, Kind> overrides = new HashMap<>();
+    private Clock clock = Clock.systemUTC();
+    private boolean reconcile = true;
+
+    private Builder(HttpUrl baseUrl) {
+      this.baseUrl = Objects.requireNonNull(baseUrl, "baseUrl == null");
+    }
+
+    /** A client to derive from (interceptors, TLS...); retries and redirects are turned off. */
+    public Builder client(OkHttpClient client) {
+      this.client = Objects.requireNonNull(client, "client == null");
+      return this;
+    }
+
+    /** End-to-end limit of one attempt; keep it below the replayer's lease. Default 30 s. */
+    public Builder callTimeout(Duration callTimeout) {
+      this.callTimeout = Objects.requireNonNull(callTimeout, "callTimeout == null");
+      return this;
+    }
+
+    /** Where a command is posted. Default {@code {base}/{operation}}. */
+    public Builder route(Function<OutboxRecord, HttpUrl> route) {
+      this.route = Objects.requireNonNull(route, "route == null");
+      return this;
+    }
+
+    /** Classifies {@code status} as {@code kind}, overriding the default table. */
+    public Builder classify(int status, Kind kind) {
+      if (status < 100 || status > 599) {
+        throw new IllegalArgumentException("not an HTTP status: " + status);
+      }
+      if (kind == Kind.ACKED && (status < 200 || status > 299)) {
+        throw new IllegalArgumentException("only a 2xx may be classified ACKED: " + status);
+      }
+      if (status >= 200 && status < 300 && kind != Kind.ACKED) {
+        throw new IllegalArgumentException("a 2xx is never turned into a resend: " + status);
+      }
+      overrides.put(status, Objects.requireNonNull(kind, "kind == null"));
+      return this;
+    }
+
+    /** Clock for HTTP-date {@code Retry-After} values. */
+    public Builder clock(Clock clock) {
+      this.clock = Objects.requireNonNull(clock, "clock == null");
+      return this;
+    }
+
+    /** Whether the receiver has the reconciliation endpoint. Default true. */
+    public Builder reconciliation(boolean enabled) {
+      this.reconcile = enabled;
+      return this;
+    }
+
+    public OkHttpTransport build() {
+      return new OkHttpTransport(this);
+    }
+  }
+}

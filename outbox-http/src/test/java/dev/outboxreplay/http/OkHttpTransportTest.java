@@ -1,0 +1,162 @@
+package dev.outboxreplay.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.outboxreplay.HttpContract;
+import dev.outboxreplay.Outbox;
+import dev.outboxreplay.OutboxCommand;
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.SessionRuntime;
+import dev.outboxreplay.TransportResult;
+import dev.outboxreplay.TransportResult.Kind;
+import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.testkit.ManualClock;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Duration;
+import java.time.ZoneOffset;
+import java.time.format.DateTimeFormatter;
+import java.util.Map;
+import mockwebserver3.MockResponse;
+import mockwebserver3.MockWebServer;
+import mockwebserver3.RecordedRequest;
+import mockwebserver3.SocketEffect;
+import okhttp3.HttpUrl;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class OkHttpTransportTest {
+  @TempDir Path dir;
+  MockWebServer server = new MockWebServer();
+  ManualClock clock = ManualClock.startingAtEpoch2026();
+  H2Database db;
+  OutboxRecord command;
+  SessionRuntime.Snapshot session = new SessionRuntime.Snapshot("acme", 3, false, "tok");
+
+  @BeforeEach
+  void start() throws Exception {
+    server.start();
+    db = H2Database.open(dir.resolve("client"));
+    Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(db)).build();
+    command = outbox.accept(OutboxCommand.of("note.put", "n-1", Map.of("b", 1, "a", "x")));
+  }
+
+  @AfterEach
+  void stop() {
+    server.close();
+    db.close();
+  }
+
+  private OkHttpTransport transport() {
+    return OkHttpTransport.builder(server.url("/api")).clock(clock)
+        .callTimeout(Duration.ofSeconds(10)).build();
+  }
+
+  @Test
+  void sendsTheStoredBytesWithTheHeaderContract() throws Exception {
+    server.enqueue(new MockResponse.Builder().code(201).body("{\"ok\":true}").build());
+    TransportResult result = transport().send(command, session);
+    assertThat(result.kind()).isEqualTo(Kind.ACKED);
+    assertThat(result.response().status()).isEqualTo(201);
+    RecordedRequest request = server.takeRequest();
+    assertThat(request.getUrl().encodedPath()).isEqualTo("/api/note.put");
+    assertThat(request.getMethod()).isEqualTo("POST");
+    assertThat(request.getBody().utf8()).isEqualTo("{\"a\":\"x\",\"b\":1}");
+    assertThat(request.getHeaders().get(HttpContract.IDEMPOTENCY_KEY))
+        .isEqualTo("\"" + command.idempotencyKey() + "\"");
+    assertThat(request.getHeaders().get(HttpContract.CONTENT_DIGEST))
+        .isEqualTo(HttpContract.contentDigest(command.payload().bytes()));
+    assertThat(request.getHeaders().get(HttpContract.COMMAND_ID))
+        .isEqualTo(command.commandId().toString());
+    assertThat(request.getHeaders().get(HttpContract.SESSION_VERSION)).isEqualTo("3");
+    assertThat(request.getHeaders().get(HttpContract.TENANT)).isEqualTo("acme");
+    assertThat(request.getHeaders().get("Authorization")).isEqualTo("Bearer tok");
+  }
+
+  @Test
+  void aConnectionCutAfterTheServerReadTheRequestIsUnknownWithExactlyOneRequest() {
+    server.enqueue(new MockResponse.Builder()
+        .onResponseStart(new SocketEffect.CloseSocket(true, false, false)).build());
+    server.enqueue(new MockResponse.Builder().code(201).build());
+    TransportResult result = transport().send(command, session);
+    assertThat(result.kind()).isEqualTo(Kind.UNKNOWN);
+    assertThat(result.errorCode()).isIn("no_response", "timeout_after_send");
+    assertThat(server.getRequestCount()).as("OkHttp must not resend on its own").isEqualTo(1);
+  }
+
+  @Test
+  void followUpsOkHttpWouldSendOnItsOwnAreNotSent() {
+    server.enqueue(new MockResponse.Builder().code(503).addHeader("Retry-After", "0").build());
+    server.enqueue(new MockResponse.Builder().code(408).build());
+    server.enqueue(new MockResponse.Builder().code(201).build());
+    OkHttpTransport transport = transport();
+    TransportResult busy = transport.send(command, session);
+    assertThat(busy.kind()).isEqualTo(Kind.RETRYABLE);
+    assertThat(busy.retryAfter()).isEqualTo(Duration.ZERO);
+    assertThat(server.getRequestCount()).isEqualTo(1);
+    assertThat(transport.send(command, session).kind()).isEqualTo(Kind.RETRYABLE);
+    assertThat(server.getRequestCount()).isEqualTo(2);
+  }
+
+  @Test
+  void aRefusedConnectionIsRetryableAndKnownNotSent() throws Exception {
+    int closedPort;
+    try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+      closedPort = socket.getLocalPort();
+    }
+    OkHttpTransport transport = OkHttpTransport.builder(
+        HttpUrl.get("http://127.0.0.1:" + closedPort)).build();
+    TransportResult result = transport.send(command, session);
+    assertThat(result.kind()).isEqualTo(Kind.RETRYABLE);
+    assertThat(result.errorCode()).isEqualTo("connect_failed");
+  }
+
+  @Test
+  void statusCodesAreClassifiedByTheDocumentedTable() {
+    byte[] none = new byte[0];
+    byte[] inProgress = "{\"type\":\"urn:outbox:problem:request-in-progress\"}"
+        .getBytes(StandardCharsets.UTF_8);
+    assertThat(OkHttpTransport.defaultKind(200, none)).isEqualTo(Kind.ACKED);
+    assertThat(OkHttpTransport.defaultKind(204, none)).isEqualTo(Kind.ACKED);
+    for (int code : new int[] {408, 425, 429, 500, 502, 503, 504, 507}) {
+      assertThat(OkHttpTransport.defaultKind(code, none)).as("%d", code).isEqualTo(Kind.RETRYABLE);
+    }
+    assertThat(OkHttpTransport.defaultKind(409, inProgress)).isEqualTo(Kind.IN_PROGRESS);
+    assertThat(OkHttpTransport.defaultKind(409, none)).isEqualTo(Kind.CONFLICT);
+    assertThat(OkHttpTransport.defaultKind(422, none)).isEqualTo(Kind.CONFLICT);
+    assertThat(OkHttpTransport.defaultKind(401, none)).isEqualTo(Kind.UNAUTHORIZED);
+    assertThat(OkHttpTransport.defaultKind(403, none)).isEqualTo(Kind.UNAUTHORIZED);
+    for (int code : new int[] {400, 404, 410, 417, 301, 302}) {
+      assertThat(OkHttpTransport.defaultKind(code, none)).as("%d", code).isEqualTo(Kind.REJECTED);
+    }
+  }
+
+  @Test
+  void classificationCanBeOverriddenPerStatusButA2xxIsNeverResent() {
+    server.enqueue(new MockResponse.Builder().code(417).build());
+    OkHttpTransport transport = OkHttpTransport.builder(server.url("/"))
+        .classify(417, Kind.CONFLICT).build();
+    assertThat(transport.send(command, session).kind()).isEqualTo(Kind.CONFLICT);
+    assertThatThrownBy(() -> OkHttpTransport.builder(server.url("/")).classify(200, Kind.RETRYABLE))
+        .hasMessageContaining("never turned into a resend");
+    assertThatThrownBy(() -> OkHttpTransport.builder(server.url("/")).classify(500, Kind.ACKED))
+        .hasMessageContaining("only a 2xx");
+  }
+
+  @Test
+  void retryAfterIsReadAsSecondsOrAnHttpDate() {
+    OkHttpTransport transport = transport();
+    assertThat(transport.retryAfter("120")).isEqualTo(Duration.ofSeconds(120));
+    String in90s = DateTimeFormatter.RFC_1123_DATE_TIME.format(
+        clock.instant().plusSeconds(90).atZone(ZoneOffset.UTC));
+    assertThat(transport.retryAfter(in90s)).isEqualTo(Duration.ofSeconds(90));
+    assertThat(transport.retryAfter("soon")).isNull();
+    assertThat(transport.retryAfter(null)).isNull();
+  }
+}
