@@ -1,0 +1,179 @@
+package dev.outboxreplay.benchmarks;
+
+import dev.outboxreplay.HttpContract;
+import dev.outboxreplay.Outbox;
+import dev.outboxreplay.OutboxCommand;
+import dev.outboxreplay.PassSummary;
+import dev.outboxreplay.Replayer;
+import dev.outboxreplay.Status;
+import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.http.OkHttpClients;
+import dev.outboxreplay.http.OkHttpTransport;
+import dev.outboxreplay.server.IdempotentServer;
+import dev.outboxreplay.server.NotesApplication;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicInteger;
+import okhttp3.ConnectionPool;
+import okhttp3.Dispatcher;
+import okhttp3.HttpUrl;
+import okhttp3.MediaType;
+import okhttp3.OkHttpClient;
+import okhttp3.Request;
+import okhttp3.RequestBody;
+import okhttp3.Response;
+
+/**
+ * Replays {@code commands} queued commands (over 100 entities) to the reference server on
+ * loopback, next to a raw OkHttp POST loop of the same bodies and keys to a fresh reference
+ * server at the same concurrency, with no client database. Same run; medians over rounds.
+ */
+final class ReplayBenchmark {
+  private final int commands;
+  private final int concurrency;
+  private final int rounds;
+
+  ReplayBenchmark(int commands, int concurrency, int rounds) {
+    this.commands = commands;
+    this.concurrency = concurrency;
+    this.rounds = rounds;
+  }
+
+  void run() throws Exception {
+    System.out.printf("replay benchmark: %d commands over 100 entities, concurrency %d, "
+        + "%d rounds, loopback%n", commands, concurrency, rounds);
+    double[] raw = new double[rounds];
+    double[] replay = new double[rounds];
+    rawPosts(); // warm-up round, not measured: both sides reach steady JIT state first
+    replay();
+    for (int round = 0; round < rounds; round++) {
+      raw[round] = rawPosts();
+      replay[round] = replay();
+      System.out.printf("  round %d: raw OkHttp %.0f/s, replayer %.0f/s (%.2f)%n", round + 1,
+          raw[round], replay[round], replay[round] / raw[round]);
+    }
+    double r = median(raw);
+    double p = median(replay);
+    System.out.printf("medians over %d rounds:%n", rounds);
+    System.out.printf("raw OkHttp POST loop, no database : %7.0f commands/s (baseline)%n", r);
+    System.out.printf("replayer from the H2 outbox       : %7.0f commands/s, ratio %.2f "
+        + "(target >= 0.50)%n", p, p / r);
+  }
+
+  private double rawPosts() throws Exception {
+    Path dir = Files.createTempDirectory("replay-bench");
+    try (H2Database serverDb = H2Database.builder().file(dir.resolve("server"))
+        .maxPoolSize(24).build()) {
+      IdempotentServer server = server(serverDb);
+      OkHttpClient client = client();
+      try {
+        ExecutorService pool = Executors.newFixedThreadPool(concurrency);
+        AtomicInteger next = new AtomicInteger();
+        long start = System.nanoTime();
+        List<Future<?>> futures = new ArrayList<>();
+        for (int t = 0; t < concurrency; t++) {
+          futures.add(pool.submit(() -> {
+            int n;
+            while ((n = next.getAndIncrement()) < commands) {
+              byte[] body = ("{\"body\":\"note\",\"entity\":\"e" + (n % 100) + "\",\"seq\":" + n
+                  + "}").getBytes();
+              Request request = new Request.Builder().url(server.baseUrl() + "/note.put")
+                  .header(HttpContract.IDEMPOTENCY_KEY, "\"raw-" + n + "\"")
+                  .header(HttpContract.CONTENT_DIGEST, HttpContract.contentDigest(body))
+                  .post(RequestBody.create(body, MediaType.get("application/json"))).build();
+              try (Response response = client.newCall(request).execute()) {
+                response.body().bytes();
+                if (response.code() != 201) {
+                  throw new IOException("unexpected " + response.code());
+                }
+              }
+            }
+            return null;
+          }));
+        }
+        for (Future<?> f : futures) {
+          f.get();
+        }
+        pool.shutdown();
+        return commands / ((System.nanoTime() - start) / 1e9);
+      } finally {
+        server.close();
+        client.dispatcher().executorService().shutdown();
+      }
+    } finally {
+      AcceptBenchmark.deleteTree(dir);
+    }
+  }
+
+  private double replay() throws Exception {
+    Path dir = Files.createTempDirectory("replay-bench");
+    try (H2Database serverDb = H2Database.builder().file(dir.resolve("server"))
+            .maxPoolSize(24).build();
+        H2Database clientDb = H2Database.builder().file(dir.resolve("client"))
+            .maxPoolSize(concurrency + 4).build()) {
+      IdempotentServer server = server(serverDb);
+      H2OutboxStore store = H2OutboxStore.create(clientDb);
+      Outbox<Connection> outbox = Outbox.builder(store).build();
+      List<OutboxCommand> batch = new ArrayList<>();
+      for (int n = 0; n < commands; n++) {
+        batch.add(OutboxCommand.of(NotesApplication.OPERATION, "e" + (n % 100),
+            Map.of("entity", "e" + (n % 100), "seq", n, "body", "note")));
+        if (batch.size() == 1_000) {
+          outbox.acceptAll(batch);
+          batch.clear();
+        }
+      }
+      outbox.acceptAll(batch);
+      OkHttpTransport transport = OkHttpTransport.builder(HttpUrl.get(server.baseUrl()))
+          .client(client()).build();
+      try (Replayer<Connection> replayer = Replayer.builder(store, transport)
+          .concurrency(concurrency).batchSize(100).build()) {
+        long start = System.nanoTime();
+        while (store.countByStatus().get(Status.ACKED) < commands) {
+          PassSummary pass = replayer.runPass();
+          if (pass.idle()) {
+            throw new IllegalStateException("replay stalled: " + store.countByStatus());
+          }
+        }
+        return commands / ((System.nanoTime() - start) / 1e9);
+      } finally {
+        server.close();
+      }
+    } finally {
+      AcceptBenchmark.deleteTree(dir);
+    }
+  }
+
+  private static IdempotentServer server(H2Database db) throws IOException {
+    NotesApplication notes = new NotesApplication(db);
+    return IdempotentServer.builder().database(db).threads(16)
+        .handler(NotesApplication.OPERATION, notes.handler()).start();
+  }
+
+  private OkHttpClient client() {
+    Dispatcher dispatcher = new Dispatcher();
+    dispatcher.setMaxRequests(concurrency);
+    dispatcher.setMaxRequestsPerHost(concurrency);
+    return OkHttpClients.configure(new OkHttpClient.Builder(), Duration.ofSeconds(30))
+        .dispatcher(dispatcher)
+        .connectionPool(new ConnectionPool(concurrency, 1, java.util.concurrent.TimeUnit.MINUTES))
+        .build();
+  }
+
+  private static double median(double[] values) {
+    double[] sorted = values.clone();
+    Arrays.sort(sorted);
+    return sorted[sorted.length / 2];
+  }
+}
