@@ -6,7 +6,9 @@ import picocli.CommandLine.Command;
 /** The {@code outbox} command-line tool: {@code java -jar examples/target/outbox.jar --help}. */
 @Command(name = "outbox", mixinStandardHelpOptions = true, version = "outbox 0.1.0",
     description = "Durable client outbox on an embedded H2 database.",
-    subcommands = {DemoCommand.class})
+    subcommands = {DemoCommand.class, EnqueueCommand.class, ReplayCommand.class,
+        StatusCommand.class, ListCommand.class, ExportCommand.class, RequeueCommand.class,
+        ServeCommand.class})
 public final class OutboxTool implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 

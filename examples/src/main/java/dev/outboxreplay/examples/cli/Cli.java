@@ -1,0 +1,101 @@
+package dev.outboxreplay.examples.cli;
+
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.OutboxStorageException;
+import dev.outboxreplay.Status;
+import dev.outboxreplay.h2.H2Database;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import picocli.CommandLine;
+
+/** Shared pieces of the {@code outbox} subcommands: exit codes, opening files, JSON output. */
+final class Cli {
+  static final int OK = 0;
+  static final int BAD_INPUT = 2;
+  static final int WORK_LEFT = 3;
+  static final int UNREACHABLE = 4;
+  static final ObjectMapper JSON = new ObjectMapper();
+
+  private Cli() {}
+
+  /** Thrown to end a command with a message on stderr and an exit code; nothing was changed. */
+  static final class Failure extends RuntimeException {
+    private static final long serialVersionUID = 1L;
+    final int exitCode;
+
+    Failure(int exitCode, String message) {
+      super(message);
+      this.exitCode = exitCode;
+    }
+  }
+
+  /** Opens an existing outbox file; never creates one. */
+  static H2Database openExisting(Path db) {
+    Path file = db.getFileName().toString().endsWith(".mv.db") ? db
+        : db.resolveSibling(db.getFileName() + ".mv.db");
+    if (!Files.exists(file)) {
+      throw new Failure(BAD_INPUT, "no outbox database at " + file);
+    }
+    if (!Files.isReadable(file)) {
+      throw new Failure(BAD_INPUT, "cannot read " + file);
+    }
+    try {
+      return H2Database.builder().file(db).createIfMissing(false).build();
+    } catch (OutboxStorageException e) {
+      throw new Failure(BAD_INPUT, e.getMessage());
+    }
+  }
+
+  static Status status(String name) {
+    try {
+      return Status.fromWireName(name);
+    } catch (IllegalArgumentException e) {
+      throw new Failure(BAD_INPUT, e.getMessage());
+    }
+  }
+
+  static ObjectNode json(OutboxRecord r) {
+    ObjectNode node = JSON.createObjectNode()
+        .put("commandId", r.commandId().toString())
+        .put("idempotencyKey", r.idempotencyKey().value())
+        .put("operation", r.operation())
+        .put("entity", r.entityKey())
+        .put("status", r.status().wireName())
+        .put("attempt", r.attempt())
+        .put("createdAt", r.createdAt().toString())
+        .put("nextAttemptAt", r.nextAttemptAt().toString());
+    if (r.lastError() != null) {
+      node.putObject("lastError").put("code", r.lastError().code())
+          .put("message", r.lastError().message()).put("at", r.lastError().at().toString());
+    }
+    try {
+      node.set("payload", JSON.readTree(r.payload().bytes()));
+    } catch (java.io.IOException e) {
+      node.put("payloadSha256", r.payload().sha256Hex());
+    }
+    return node;
+  }
+
+  static ObjectNode counts(Map<Status, Long> counts) {
+    ObjectNode node = JSON.createObjectNode();
+    counts.forEach((status, n) -> node.put(status.wireName(), n));
+    return node;
+  }
+
+  /** Runs {@code body}, turning {@link Failure} into its message and exit code. */
+  static int run(CommandLine.Model.CommandSpec spec, java.util.concurrent.Callable<Integer> body)
+      throws Exception {
+    try {
+      return body.call();
+    } catch (Failure f) {
+      PrintWriter err = spec.commandLine().getErr();
+      err.println("outbox " + spec.name() + ": " + f.getMessage());
+      err.flush();
+      return f.exitCode;
+    }
+  }
+}

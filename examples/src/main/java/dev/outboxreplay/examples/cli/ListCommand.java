@@ -1,0 +1,53 @@
+package dev.outboxreplay.examples.cli;
+
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.Status;
+import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.h2.H2OutboxStore;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code outbox list}: the commands in one status, in accept order. */
+@Command(name = "list", mixinStandardHelpOptions = true,
+    description = "List the commands in one status, oldest first.")
+final class ListCommand implements Callable<Integer> {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Option(names = "--db", required = true, description = "Outbox database file.")
+  Path db;
+
+  @Option(names = "--status", required = true,
+      description = "queued, claimed, sending, retryable_failed, unknown, acked, conflict, rejected")
+  String status;
+
+  @Option(names = "--limit", defaultValue = "1000", description = "At most this many (default 1000).")
+  int limit;
+
+  @Option(names = "--json", description = "JSON lines instead of a table.")
+  boolean json;
+
+  @Override
+  public Integer call() throws Exception {
+    return Cli.run(spec, () -> {
+      Status wanted = Cli.status(status);
+      try (H2Database database = Cli.openExisting(db)) {
+        PrintWriter out = spec.commandLine().getOut();
+        for (OutboxRecord r : H2OutboxStore.create(database).list(wanted, limit)) {
+          if (json) {
+            out.println(Cli.json(r));
+          } else {
+            out.printf("%s  %-16s %-20s attempt %d  %s%n", r.commandId(), r.status().wireName(),
+                r.entityKey(), r.attempt(),
+                r.lastError() == null ? "" : r.lastError().code());
+          }
+        }
+        out.flush();
+        return Cli.OK;
+      }
+    });
+  }
+}

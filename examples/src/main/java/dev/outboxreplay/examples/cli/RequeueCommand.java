@@ -1,0 +1,49 @@
+package dev.outboxreplay.examples.cli;
+
+import dev.outboxreplay.CommandId;
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.h2.H2OutboxStore;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.NoSuchElementException;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code outbox requeue}: operator action putting a conflict or rejected command back. */
+@Command(name = "requeue", mixinStandardHelpOptions = true,
+    description = "Put a conflict or rejected command back to queued (audited; same key).")
+final class RequeueCommand implements Callable<Integer> {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Option(names = "--db", required = true, description = "Outbox database file.")
+  Path db;
+
+  @Option(names = "--id", required = true, description = "Command id.")
+  String id;
+
+  @Override
+  public Integer call() throws Exception {
+    return Cli.run(spec, () -> {
+      CommandId commandId;
+      try {
+        commandId = CommandId.parse(id);
+      } catch (IllegalArgumentException e) {
+        throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage());
+      }
+      try (H2Database database = Cli.openExisting(db)) {
+        OutboxRecord requeued;
+        try {
+          requeued = H2OutboxStore.create(database).requeue(commandId, Instant.now());
+        } catch (NoSuchElementException | IllegalStateException e) {
+          throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage());
+        }
+        spec.commandLine().getOut().println(Cli.json(requeued));
+        spec.commandLine().getOut().flush();
+        return Cli.OK;
+      }
+    });
+  }
+}

@@ -1,0 +1,65 @@
+package dev.outboxreplay.examples.cli;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.Status;
+import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.h2.H2OutboxStore;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code outbox status}: counts per status, oldest pending age, poison and unknown counts. */
+@Command(name = "status", mixinStandardHelpOptions = true,
+    description = "Show how many commands are in each status; works while replay runs.")
+final class StatusCommand implements Callable<Integer> {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Option(names = "--db", required = true, description = "Outbox database file.")
+  Path db;
+
+  @Option(names = "--json", description = "One JSON object instead of a table.")
+  boolean json;
+
+  @Override
+  public Integer call() throws Exception {
+    return Cli.run(spec, () -> {
+      try (H2Database database = Cli.openExisting(db)) {
+        H2OutboxStore store = H2OutboxStore.create(database);
+        Map<Status, Long> counts = store.countByStatus();
+        Instant oldest = null;
+        for (Status s : Status.values()) {
+          if (!s.isTerminal()) {
+            for (OutboxRecord r : store.list(s, 1)) {
+              oldest = oldest == null || r.createdAt().isBefore(oldest) ? r.createdAt() : oldest;
+            }
+          }
+        }
+        long poison = store.list(Status.REJECTED, Integer.MAX_VALUE).stream()
+            .filter(r -> r.lastError() != null && r.lastError().code().startsWith("poison"))
+            .count();
+        Duration age = oldest == null ? Duration.ZERO : Duration.between(oldest, Instant.now());
+        PrintWriter out = spec.commandLine().getOut();
+        if (json) {
+          ObjectNode node = Cli.JSON.createObjectNode();
+          node.set("counts", Cli.counts(counts));
+          node.put("oldestPendingAgeSeconds", age.toSeconds()).put("poison", poison)
+              .put("unknown", counts.get(Status.UNKNOWN));
+          out.println(node);
+        } else {
+          counts.forEach((s, n) -> out.printf("%-17s %8d%n", s.wireName(), n));
+          out.printf("%-17s %8ds%n", "oldest pending", age.toSeconds());
+          out.printf("%-17s %8d%n", "poison", poison);
+        }
+        out.flush();
+        return Cli.OK;
+      }
+    });
+  }
+}

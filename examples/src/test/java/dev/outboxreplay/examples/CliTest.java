@@ -1,0 +1,194 @@
+package dev.outboxreplay.examples;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxreplay.examples.cli.OutboxTool;
+import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.server.FaultPlan;
+import dev.outboxreplay.server.IdempotentServer;
+import dev.outboxreplay.server.NotesApplication;
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import picocli.CommandLine;
+
+/** The outbox tool's contract: output shapes, exit codes, and bad input losing nothing. */
+class CliTest {
+  private static final ObjectMapper JSON = new ObjectMapper();
+
+  @TempDir Path dir;
+  H2Database serverDb;
+  IdempotentServer server;
+  AtomicReference<FaultPlan> faults = new AtomicReference<>(FaultPlan.NONE);
+  String db;
+
+  record Run(int exit, String out, String err) {
+    List<String> lines() {
+      return out.lines().toList();
+    }
+
+    JsonNode lastJson() throws Exception {
+      List<String> lines = lines();
+      return JSON.readTree(lines.get(lines.size() - 1));
+    }
+  }
+
+  @BeforeEach
+  void start() throws Exception {
+    serverDb = H2Database.open(dir.resolve("server"));
+    server = IdempotentServer.builder().database(serverDb)
+        .handler(NotesApplication.OPERATION, new NotesApplication(serverDb).handler())
+        .faults(request -> faults.get().onRequest(request)).start();
+    db = dir.resolve("client").toString();
+  }
+
+  @AfterEach
+  void stop() {
+    server.close();
+    serverDb.close();
+  }
+
+  private Run run(String... args) {
+    StringWriter out = new StringWriter();
+    StringWriter err = new StringWriter();
+    CommandLine cli = new CommandLine(new OutboxTool());
+    cli.setOut(new PrintWriter(out));
+    cli.setErr(new PrintWriter(err));
+    int exit = cli.execute(args);
+    return new Run(exit, out.toString(), err.toString());
+  }
+
+  private Run enqueue(String entity, String payload) {
+    return run("enqueue", "--db", db, "--operation", "note.put", "--entity", entity,
+        "--payload", payload);
+  }
+
+  private long count(String status) throws Exception {
+    Run s = run("status", "--db", db, "--json");
+    assertThat(s.exit()).as(s.err()).isZero();
+    return s.lastJson().path("counts").path(status).asLong();
+  }
+
+  @Test
+  void enqueuePrintsTheIdAndKeyAndStatusCountsIt() throws Exception {
+    Run r = enqueue("n1", "{\"entity\":\"n1\",\"seq\":1}");
+    assertThat(r.exit()).as(r.err()).isZero();
+    JsonNode line = r.lastJson();
+    assertThat(line.path("commandId").asText()).hasSize(36);
+    assertThat(line.path("idempotencyKey").asText()).startsWith("note.put:n1:");
+    assertThat(count("queued")).isEqualTo(1);
+    Run table = run("status", "--db", db);
+    assertThat(table.out()).contains("queued").contains("oldest pending");
+  }
+
+  @Test
+  void aMalformedLineIsReportedByNumberAndNothingIsAcceptedUnlessAsked() throws Exception {
+    Path file = dir.resolve("commands.jsonl");
+    Files.writeString(file, """
+        {"operation":"note.put","entity":"n1","payload":{"entity":"n1","seq":1}}
+        {"operation":"note.put","entity":"n2","payload":{"entity":"n2","seq":1}}
+        {"operation":"note.put","entity":"n3","payload":{"entity":
+        {"operation":"note.put","entity":"n4","payload":{"entity":"n4","seq":1}}
+        """);
+    Run refused = run("enqueue", "--db", db, "--from", file.toString());
+    assertThat(refused.exit()).isEqualTo(2);
+    assertThat(refused.err()).contains("line 3").contains("nothing was accepted");
+    assertThat(refused.out()).isEmpty();
+    Run prefix = run("enqueue", "--db", db, "--from", file.toString(), "--accept-valid-prefix");
+    assertThat(prefix.exit()).as(prefix.err()).isZero();
+    assertThat(prefix.lines()).hasSize(2);
+    assertThat(prefix.err()).contains("line 3");
+    assertThat(count("queued")).isEqualTo(2);
+  }
+
+  @Test
+  void badInputGetsAClearMessageAndANonZeroExit() throws Exception {
+    Run missing = run("status", "--db", dir.resolve("nope").toString());
+    assertThat(missing.exit()).isEqualTo(2);
+    assertThat(missing.err()).contains("no outbox database at");
+    assertThat(dir.resolve("nope.mv.db")).doesNotExist();
+    enqueue("n1", "{}");
+    Run badStatus = run("list", "--db", db, "--status", "done");
+    assertThat(badStatus.exit()).isEqualTo(2);
+    assertThat(badStatus.err()).contains("unknown status 'done'").contains("retryable_failed");
+    Run badJson = enqueue("n2", "{oops");
+    assertThat(badJson.exit()).isEqualTo(2);
+    assertThat(badJson.err()).contains("not valid JSON");
+    Run badDuration = run("replay", "--db", db, "--url", server.baseUrl(), "--timeout", "soon");
+    assertThat(badDuration.exit()).isEqualTo(2);
+    assertThat(badDuration.err()).contains("not a duration");
+    assertThat(count("queued")).isEqualTo(1);
+  }
+
+  @Test
+  void replayUntilDrainedAcksEverythingAndPrintsCountsPerStatus() throws Exception {
+    for (int i = 0; i < 5; i++) {
+      enqueue("n" + (i % 2), "{\"entity\":\"n" + (i % 2) + "\",\"seq\":" + i + "}");
+    }
+    Run r = run("replay", "--db", db, "--url", server.baseUrl(), "--until-drained",
+        "--timeout", "60s", "--concurrency", "2");
+    assertThat(r.exit()).as(r.err()).isZero();
+    JsonNode counts = r.lastJson();
+    assertThat(counts.path("acked").asLong()).isEqualTo(5);
+    for (String status : List.of("queued", "claimed", "sending", "retryable_failed", "unknown",
+        "acked", "conflict", "rejected")) {
+      assertThat(counts.has(status)).as(status).isTrue();
+    }
+    assertThat(r.err()).contains("replay: acked");
+  }
+
+  @Test
+  void replayThatRunsOutOfTimeWithWorkLeftExitsThree() throws Exception {
+    enqueue("n1", "{\"entity\":\"n1\",\"seq\":1}");
+    faults.set(request -> FaultPlan.Fault.fail(503, Duration.ofSeconds(30)));
+    Run r = run("replay", "--db", db, "--url", server.baseUrl(), "--until-drained",
+        "--timeout", "1s");
+    assertThat(r.exit()).isEqualTo(3);
+    assertThat(r.lastJson().path("retryable_failed").asLong()).isEqualTo(1);
+  }
+
+  @Test
+  void anUnreachableUrlIsReportedAndNothingChanges() throws Exception {
+    enqueue("n1", "{\"entity\":\"n1\",\"seq\":1}");
+    int closed;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      closed = s.getLocalPort();
+    }
+    Run r = run("replay", "--db", db, "--url", "http://127.0.0.1:" + closed);
+    assertThat(r.exit()).isEqualTo(4);
+    assertThat(r.err()).contains("cannot reach").contains("nothing was sent");
+    assertThat(count("queued")).isEqualTo(1);
+  }
+
+  @Test
+  void aRejectedCommandCanBeListedRequeuedAndExportedWithItsAuditTrail() throws Exception {
+    enqueue("n1", "{\"entity\":\"n1\",\"reject\":\"invalid\",\"seq\":1}");
+    assertThat(run("replay", "--db", db, "--url", server.baseUrl()).exit()).isZero();
+    Run listed = run("list", "--db", db, "--status", "rejected", "--json");
+    JsonNode rejected = listed.lastJson();
+    assertThat(rejected.path("lastError").path("code").asText()).isEqualTo("http_400");
+    String id = rejected.path("commandId").asText();
+    Run requeued = run("requeue", "--db", db, "--id", id);
+    assertThat(requeued.exit()).as(requeued.err()).isZero();
+    assertThat(count("queued")).isEqualTo(1);
+    Run again = run("requeue", "--db", db, "--id", id);
+    assertThat(again.exit()).isEqualTo(2);
+    assertThat(again.err()).contains("only conflict or rejected");
+    Run export = run("export", "--db", db);
+    JsonNode line = export.lastJson();
+    assertThat(line.path("commandId").asText()).isEqualTo(id);
+    assertThat(line.path("audit").toString()).contains("operator_requeue").contains("http_400");
+  }
+}
