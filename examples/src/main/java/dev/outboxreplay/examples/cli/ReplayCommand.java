@@ -54,10 +54,15 @@ final class ReplayCommand implements Callable<Integer> {
   @Option(names = "--concurrency", defaultValue = "4", description = "Sends in flight (default 4).")
   int concurrency;
 
+  @Option(names = "--lease", defaultValue = "60s",
+      description = "Claim lease; a crashed replayer's rows are taken over after it (default 60s).")
+  String lease;
+
   @Override
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
       Duration limit = parseDuration(timeout);
+      Duration leaseDuration = parseDuration(lease);
       if (concurrency < 1) {
         throw new Cli.Failure(Cli.BAD_INPUT, "--concurrency must be at least 1");
       }
@@ -71,8 +76,9 @@ final class ReplayCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         Instant deadline = Instant.now().plus(limit);
         try (Replayer<Connection> replayer = Replayer.builder(store,
-                OkHttpTransport.builder(base).build())
-            .concurrency(concurrency).owner("outbox-cli-" + ProcessHandle.current().pid())
+                OkHttpTransport.builder(base).callTimeout(leaseDuration.dividedBy(2)).build())
+            .concurrency(concurrency).lease(leaseDuration)
+            .owner("outbox-cli-" + ProcessHandle.current().pid())
             .build()) {
           while (true) {
             PassSummary pass = replayer.runPass();

@@ -22,8 +22,9 @@ public final class Exchanges {
       exchange.getResponseHeaders().set("Content-Type", contentType);
     }
     headers.forEach((name, value) -> exchange.getResponseHeaders().set(name, value));
-    exchange.sendResponseHeaders(status, body.length == 0 ? -1 : body.length);
-    if (body.length > 0) {
+    boolean head = exchange.getRequestMethod().equals("HEAD");
+    exchange.sendResponseHeaders(status, body.length == 0 || head ? -1 : body.length);
+    if (body.length > 0 && !head) {
       try (OutputStream out = exchange.getResponseBody()) {
         out.write(body);
       }
