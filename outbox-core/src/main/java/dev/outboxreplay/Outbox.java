@@ -34,6 +34,7 @@ public final class Outbox<T> {
   private final IdempotencyKeyStrategy keyStrategy;
   private final int maxPayloadBytes;
   private final LongSupplier sessionVersion;
+  private final FailureInjector failures;
 
   private Outbox(Builder<T> builder) {
     this.store = builder.store;
@@ -42,6 +43,7 @@ public final class Outbox<T> {
     this.keyStrategy = builder.keyStrategy;
     this.maxPayloadBytes = builder.maxPayloadBytes;
     this.sessionVersion = builder.sessionVersion;
+    this.failures = builder.failures;
   }
 
   /** A builder over {@code store} with the defaults documented on each setter. */
@@ -59,7 +61,7 @@ public final class Outbox<T> {
    * @throws OutboxStorageException when the store fails; nothing written
    */
   public OutboxRecord accept(OutboxCommand command) {
-    return store.insert(List.of(prepare(command, "command"))).get(0);
+    return write(List.of(prepare(command, "command"))).get(0);
   }
 
   /**
@@ -69,7 +71,14 @@ public final class Outbox<T> {
    * @throws IdempotencyConflictException when any conflicts; none written
    */
   public List<OutboxRecord> acceptAll(List<OutboxCommand> commands) {
-    return store.insert(prepareAll(commands));
+    return write(prepareAll(commands));
+  }
+
+  private List<OutboxRecord> write(List<PreparedCommand> prepared) {
+    failures.at(FailurePoint.BEFORE_OUTBOX_WRITE);
+    List<OutboxRecord> written = store.insert(prepared);
+    failures.at(FailurePoint.AFTER_OUTBOX_WRITE);
+    return written;
   }
 
   /**
@@ -159,6 +168,7 @@ public final class Outbox<T> {
     private IdempotencyKeyStrategy keyStrategy = IdempotencyKeyStrategy.DEFAULT;
     private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
     private LongSupplier sessionVersion = () -> 0L;
+    private FailureInjector failures = FailureInjector.NONE;
 
     private Builder(OutboxStore<T> store) {
       this.store = Objects.requireNonNull(store, "store == null");
@@ -188,6 +198,12 @@ public final class Outbox<T> {
         throw new IllegalArgumentException("maxPayloadBytes < 1: " + maxPayloadBytes);
       }
       this.maxPayloadBytes = maxPayloadBytes;
+      return this;
+    }
+
+    /** Failure points for tests. Default {@link FailureInjector#NONE}. */
+    public Builder<T> failureInjector(FailureInjector failures) {
+      this.failures = Objects.requireNonNull(failures, "failureInjector == null");
       return this;
     }
 

@@ -78,6 +78,33 @@ class H2OutboxStoreTest {
   }
 
   @Test
+  void aCrashBeforeTheWriteLeavesNothingAndACrashAfterItLeavesTheRowDurable() {
+    class Crash extends Error {
+      private static final long serialVersionUID = 1L;
+    }
+    Outbox<Connection> before = Outbox.builder(store).failureInjector(p -> {
+      if (p == dev.outboxreplay.FailurePoint.BEFORE_OUTBOX_WRITE) {
+        throw new Crash();
+      }
+    }).build();
+    assertThatThrownBy(() -> before.accept(OutboxCommand.of("op", "e", Map.of())))
+        .isInstanceOf(Crash.class);
+    assertThat(total()).isZero();
+    Outbox<Connection> after = Outbox.builder(store).failureInjector(p -> {
+      if (p == dev.outboxreplay.FailurePoint.AFTER_OUTBOX_WRITE) {
+        throw new Crash();
+      }
+    }).build();
+    assertThatThrownBy(() -> after.accept(OutboxCommand.of("op", "e", Map.of())))
+        .isInstanceOf(Crash.class);
+    db.close();
+    db = H2Database.open(dir.resolve("store"));
+    store = H2OutboxStore.create(db);
+    assertThat(total()).as("the row committed before the crash point survives a reopen")
+        .isEqualTo(1);
+  }
+
+  @Test
   void defaultPayloadLimitIsOneMebibyte() {
     Outbox<Connection> defaults = Outbox.builder(store).build();
     String justUnder = "x".repeat(Outbox.DEFAULT_MAX_PAYLOAD_BYTES - 2);
