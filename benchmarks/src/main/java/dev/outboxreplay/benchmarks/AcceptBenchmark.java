@@ -71,27 +71,24 @@ final class AcceptBenchmark {
           + "(%.2f)%n", round + 1, raw1, results[Mode.ACCEPT.ordinal()][round], singleRatio[round],
           threads, results[Mode.ACCEPT_THREADS.ordinal()][round], groupRatio[round]);
     }
-    double raw1 = median(results[Mode.RAW.ordinal()]);
+    double raw1 = BenchSupport.median(results[Mode.RAW.ordinal()]);
     System.out.printf("medians over %d rounds:%n", rounds);
     System.out.printf("raw JDBC insert+commit, 1 thread   : %8.0f rows/s (baseline)%n", raw1);
     System.out.printf("raw JDBC insert+commit, %d threads  : %8.0f rows/s%n", threads,
-        median(results[Mode.RAW_THREADS.ordinal()]));
-    double ceiling = median(results[Mode.RAW_GROUPS.ordinal()]);
+        BenchSupport.median(results[Mode.RAW_THREADS.ordinal()]));
+    double ceiling = BenchSupport.median(results[Mode.RAW_GROUPS.ordinal()]);
     System.out.printf("raw JDBC %d rows per commit, 1 thread: %8.0f rows/s (%.2f x baseline: "
         + "what a perfect group commit of %d could reach)%n", threads, ceiling, ceiling / raw1,
         threads);
     System.out.printf("Outbox.accept, 1 thread            : %8.0f accepts/s, ratio %.2f "
-        + "(target >= 0.90)%n", median(results[Mode.ACCEPT.ordinal()]), median(singleRatio));
+        + "(target >= 0.90)%n", BenchSupport.median(results[Mode.ACCEPT.ordinal()]),
+        BenchSupport.median(singleRatio));
     System.out.printf("Outbox.accept, %d threads           : %8.0f accepts/s, ratio %.2f "
         + "(target >= 4.00 x raw 1 thread)%n", threads,
-        median(results[Mode.ACCEPT_THREADS.ordinal()]), median(groupRatio));
+        BenchSupport.median(results[Mode.ACCEPT_THREADS.ordinal()]),
+        BenchSupport.median(groupRatio));
   }
 
-  private static double median(double[] values) {
-    double[] sorted = values.clone();
-    Arrays.sort(sorted);
-    return sorted[sorted.length / 2];
-  }
 
   private enum Mode {
     RAW, ACCEPT, RAW_THREADS, ACCEPT_THREADS, RAW_GROUPS;
@@ -130,7 +127,7 @@ final class AcceptBenchmark {
         }
       }
     } finally {
-      deleteTree(dir);
+      BenchSupport.deleteTree(dir);
     }
   }
 
@@ -194,11 +191,4 @@ final class AcceptBenchmark {
     }
   }
 
-  static void deleteTree(Path dir) throws java.io.IOException {
-    try (var paths = Files.walk(dir)) {
-      for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(p);
-      }
-    }
-  }
 }

@@ -43,9 +43,9 @@ final class InboxBenchmark {
       System.out.printf("  round %d: raw %.0f/s, first receive %.0f/s, duplicate %.0f/s%n",
           round + 1, raw[round], first[round], duplicate[round]);
     }
-    double rawRate = median(raw);
-    double firstRate = median(first);
-    double duplicateRate = median(duplicate);
+    double rawRate = BenchSupport.median(raw);
+    double firstRate = BenchSupport.median(first);
+    double duplicateRate = BenchSupport.median(duplicate);
     System.out.printf("medians over %d rounds:%n", rounds);
     System.out.printf("raw JDBC insert+commit of the inbox row: %8.0f rows/s (baseline)%n",
         rawRate);
@@ -81,7 +81,7 @@ final class InboxBenchmark {
         return messages / ((System.nanoTime() - start) / 1e9);
       }
     } finally {
-      AcceptBenchmark.deleteTree(dir);
+      BenchSupport.deleteTree(dir);
     }
   }
 
@@ -106,7 +106,7 @@ final class InboxBenchmark {
       double duplicateRate = messages / ((System.nanoTime() - start) / 1e9);
       return new double[] {firstRate, duplicateRate};
     } finally {
-      AcceptBenchmark.deleteTree(dir);
+      BenchSupport.deleteTree(dir);
     }
   }
 
@@ -114,9 +114,4 @@ final class InboxBenchmark {
     return ("ciphertext of message " + i + " " + "x".repeat(200)).getBytes(StandardCharsets.UTF_8);
   }
 
-  private static double median(double[] values) {
-    double[] sorted = values.clone();
-    Arrays.sort(sorted);
-    return sorted[sorted.length / 2];
-  }
 }

@@ -63,8 +63,8 @@ final class ReplayBenchmark {
       System.out.printf("  round %d: raw OkHttp %.0f/s, replayer %.0f/s (%.2f)%n", round + 1,
           raw[round], replay[round], replay[round] / raw[round]);
     }
-    double r = median(raw);
-    double p = median(replay);
+    double r = BenchSupport.median(raw);
+    double p = BenchSupport.median(replay);
     System.out.printf("medians over %d rounds:%n", rounds);
     System.out.printf("raw OkHttp POST loop, no database : %7.0f commands/s (baseline)%n", r);
     System.out.printf("replayer from the H2 outbox       : %7.0f commands/s, ratio %.2f "
@@ -76,7 +76,7 @@ final class ReplayBenchmark {
     try (H2Database serverDb = H2Database.builder().file(dir.resolve("server"))
         .maxPoolSize(24).build()) {
       IdempotentServer server = server(serverDb);
-      OkHttpClient client = client();
+      OkHttpClient client = BenchSupport.client(concurrency);
       try {
         ExecutorService pool = Executors.newFixedThreadPool(concurrency);
         AtomicInteger next = new AtomicInteger();
@@ -112,7 +112,7 @@ final class ReplayBenchmark {
         client.dispatcher().executorService().shutdown();
       }
     } finally {
-      AcceptBenchmark.deleteTree(dir);
+      BenchSupport.deleteTree(dir);
     }
   }
 
@@ -136,7 +136,7 @@ final class ReplayBenchmark {
       }
       outbox.acceptAll(batch);
       OkHttpTransport transport = OkHttpTransport.builder(HttpUrl.get(server.baseUrl()))
-          .client(client()).build();
+          .client(BenchSupport.client(concurrency)).build();
       try (Replayer<Connection> replayer = Replayer.builder(store, transport)
           .concurrency(concurrency).batchSize(100).build()) {
         long start = System.nanoTime();
@@ -151,7 +151,7 @@ final class ReplayBenchmark {
         server.close();
       }
     } finally {
-      AcceptBenchmark.deleteTree(dir);
+      BenchSupport.deleteTree(dir);
     }
   }
 
@@ -161,19 +161,5 @@ final class ReplayBenchmark {
         .handler(NotesApplication.OPERATION, notes.handler()).start();
   }
 
-  private OkHttpClient client() {
-    Dispatcher dispatcher = new Dispatcher();
-    dispatcher.setMaxRequests(concurrency);
-    dispatcher.setMaxRequestsPerHost(concurrency);
-    return OkHttpClients.configure(new OkHttpClient.Builder(), Duration.ofSeconds(30))
-        .dispatcher(dispatcher)
-        .connectionPool(new ConnectionPool(concurrency, 1, java.util.concurrent.TimeUnit.MINUTES))
-        .build();
-  }
 
-  private static double median(double[] values) {
-    double[] sorted = values.clone();
-    Arrays.sort(sorted);
-    return sorted[sorted.length / 2];
-  }
 }

@@ -51,10 +51,7 @@ final class ServerBenchmark {
   void run() throws Exception {
     System.out.printf("server benchmark: %d requests per measurement, %d concurrent clients, "
         + "%d rounds, loopback%n", requests, concurrency, rounds);
-    OkHttpClient client = OkHttpClients.configure(new OkHttpClient.Builder(),
-            Duration.ofSeconds(30))
-        .connectionPool(new ConnectionPool(concurrency, 1, java.util.concurrent.TimeUnit.MINUTES))
-        .dispatcher(dispatcher()).build();
+    OkHttpClient client = BenchSupport.client(concurrency);
     double[] bare = new double[rounds];
     double[] first = new double[rounds];
     double[] repeat = new double[rounds];
@@ -88,28 +85,22 @@ final class ServerBenchmark {
           server.close();
         }
       } finally {
-        AcceptBenchmark.deleteTree(dir);
+        BenchSupport.deleteTree(dir);
       }
       System.out.printf("  round %d: bare %.0f/s, first %.0f/s, repeat %.0f/s%n", round + 1,
           bare[round], first[round], repeat[round]);
     }
-    double b = median(bare);
+    double b = BenchSupport.median(bare);
     System.out.printf("medians over %d rounds:%n", rounds);
     System.out.printf("bare JDK HttpServer handler : %7.0f req/s (baseline, no idempotency)%n", b);
-    System.out.printf("first requests (new keys)   : %7.0f req/s, ratio %.2f%n", median(first),
-        median(first) / b);
-    System.out.printf("repeats (stored answers)    : %7.0f req/s, ratio %.2f%n", median(repeat),
-        median(repeat) / b);
+    System.out.printf("first requests (new keys)   : %7.0f req/s, ratio %.2f%n", BenchSupport.median(first),
+        BenchSupport.median(first) / b);
+    System.out.printf("repeats (stored answers)    : %7.0f req/s, ratio %.2f%n", BenchSupport.median(repeat),
+        BenchSupport.median(repeat) / b);
     client.dispatcher().executorService().shutdown();
     client.connectionPool().evictAll();
   }
 
-  private Dispatcher dispatcher() {
-    Dispatcher d = new Dispatcher();
-    d.setMaxRequests(concurrency);
-    d.setMaxRequestsPerHost(concurrency);
-    return d;
-  }
 
   private interface KeyFor {
     String key(int n);
@@ -169,9 +160,4 @@ final class ServerBenchmark {
     return server;
   }
 
-  private static double median(double[] values) {
-    double[] sorted = values.clone();
-    Arrays.sort(sorted);
-    return sorted[sorted.length / 2];
-  }
 }

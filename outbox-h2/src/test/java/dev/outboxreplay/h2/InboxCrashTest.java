@@ -108,9 +108,7 @@ class InboxCrashTest {
     try (H2Database db = H2Database.open(inboxFile);
         H2Database history = H2Database.open(historyFile)) {
       RatchetStandIn app = new RatchetStandIn();
-      RatchetStandIn.createTables(db.dataSource(), history.dataSource());
-      Inbox<Connection> inbox = Inbox.builder(H2InboxStore.create(db), app.consumer(),
-          app.projector(history.dataSource())).build();
+      Inbox<Connection> inbox = app.openInbox(db, history);
       String where = "seed " + seed + " round " + round;
       assertThat(app.consumerCalls).as("recovery must never consume").hasValue(0);
       long rows = count(db.dataSource(), "SELECT COUNT(*) FROM inbox_message");

@@ -52,9 +52,7 @@ public final class InboxReceiverChild {
     try (H2Database db = H2Database.open(inboxFile);
         H2Database history = H2Database.open(historyFile)) {
       RatchetStandIn app = new RatchetStandIn();
-      RatchetStandIn.createTables(db.dataSource(), history.dataSource());
-      Inbox<Connection> inbox = Inbox.builder(H2InboxStore.create(db), app.consumer(),
-          app.projector(history.dataSource())).build();
+      Inbox<Connection> inbox = app.openInbox(db, history);
       for (String id : stream(seed, messages)) {
         ReceiveResult result = inbox.receive(SCOPE, id, body(id));
         System.out.println("RECEIVED " + id + " " + result.outcome() + " END");

@@ -34,6 +34,14 @@ final class RatchetStandIn {
     }
   }
 
+  /** Tables on both files, and an inbox over them (recovery at open included). */
+  dev.outboxreplay.Inbox<Connection> openInbox(H2Database crypto, H2Database history)
+      throws SQLException {
+    createTables(crypto.dataSource(), history.dataSource());
+    return dev.outboxreplay.Inbox.builder(H2InboxStore.create(crypto), consumer(),
+        projector(history.dataSource())).build();
+  }
+
   InboxConsumer<Connection> consumer() {
     return (Connection c, InboxMessage m) -> {
       consumerCalls.incrementAndGet();
