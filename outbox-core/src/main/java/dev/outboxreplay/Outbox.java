@@ -35,6 +35,7 @@ public final class Outbox<T> {
   private final int maxPayloadBytes;
   private final LongSupplier sessionVersion;
   private final FailureInjector failures;
+  private final Runnable onAccepted;
 
   private Outbox(Builder<T> builder) {
     this.store = builder.store;
@@ -44,6 +45,7 @@ public final class Outbox<T> {
     this.maxPayloadBytes = builder.maxPayloadBytes;
     this.sessionVersion = builder.sessionVersion;
     this.failures = builder.failures;
+    this.onAccepted = builder.onAccepted;
   }
 
   /** A builder over {@code store} with the defaults documented on each setter. */
@@ -78,6 +80,7 @@ public final class Outbox<T> {
     failures.at(FailurePoint.BEFORE_OUTBOX_WRITE);
     List<OutboxRecord> written = store.insert(prepared);
     failures.at(FailurePoint.AFTER_OUTBOX_WRITE);
+    onAccepted.run();
     return written;
   }
 
@@ -169,6 +172,7 @@ public final class Outbox<T> {
     private int maxPayloadBytes = DEFAULT_MAX_PAYLOAD_BYTES;
     private LongSupplier sessionVersion = () -> 0L;
     private FailureInjector failures = FailureInjector.NONE;
+    private Runnable onAccepted = () -> { };
 
     private Builder(OutboxStore<T> store) {
       this.store = Objects.requireNonNull(store, "store == null");
@@ -198,6 +202,16 @@ public final class Outbox<T> {
         throw new IllegalArgumentException("maxPayloadBytes < 1: " + maxPayloadBytes);
       }
       this.maxPayloadBytes = maxPayloadBytes;
+      return this;
+    }
+
+    /**
+     * Called after each {@link Outbox#accept(OutboxCommand)} and {@link Outbox#acceptAll(List)}
+     * committed, e.g. {@code replayer::onAccepted}. Not called for accepts inside a caller's
+     * transaction: call the replayer after your own commit. Must return quickly.
+     */
+    public Builder<T> onAccepted(Runnable onAccepted) {
+      this.onAccepted = Objects.requireNonNull(onAccepted, "onAccepted == null");
       return this;
     }
 

@@ -68,6 +68,38 @@ class ReplayerTest {
   }
 
   @Test
+  void withoutReconciliationAnUnknownOutcomeIsResentWithTheSameKey() throws Exception {
+    OutboxRecord cmd = f.accept("n1", 1);
+    f.faults.set(request -> FaultPlan.Fault.dropResponseAfterCommit());
+    OkHttpTransport plain = OkHttpTransport.builder(okhttp3.HttpUrl.get(f.server.baseUrl()))
+        .reconciliation(false).clock(f.clock).build();
+    try (Replayer<Connection> replayer = Replayer.builder(f.store, plain).clock(f.clock)
+        .session(f.session::get).build()) {
+      assertThat(replayer.runPass().unknown()).isEqualTo(1);
+      f.faults.set(FaultPlan.NONE);
+      f.clock.advance(Duration.ofMinutes(10));
+      PassSummary resent = replayer.runPass();
+      assertThat(resent.acked()).isEqualTo(1);
+      assertThat(resent.reconciled()).isZero();
+    }
+    assertThat(f.posts(cmd)).as("resent once, same key").isEqualTo(2);
+    assertThat(f.notes.effectCount("default", cmd.idempotencyKey().value())).isEqualTo(1);
+    assertThat(f.store.find(cmd.commandId()).orElseThrow().response().status()).isEqualTo(201);
+  }
+
+  @Test
+  void anAcceptWakesTheReplayerThroughTheOnAcceptedHook() {
+    try (Replayer<Connection> replayer = f.replayer()) {
+      dev.outboxreplay.Outbox<Connection> waking = dev.outboxreplay.Outbox.builder(f.store)
+          .clock(f.clock).onAccepted(replayer::onAccepted).build();
+      OutboxRecord cmd = waking.accept(dev.outboxreplay.OutboxCommand.of("note.put", "n9",
+          java.util.Map.of("entity", "n9", "seq", 1)));
+      Awaitility.await().atMost(Duration.ofSeconds(30))
+          .until(() -> f.status(cmd) == Status.ACKED);
+    }
+  }
+
+  @Test
   void a503WithRetryAfterIsRetriedNoEarlierThanTheServerAsked() throws Exception {
     OutboxRecord cmd = f.accept("n1", 1);
     f.faults.set(request -> FaultPlan.Fault.fail(503, Duration.ofSeconds(120)));
@@ -231,6 +263,20 @@ class ReplayerTest {
     assertThat(f.status(old)).isEqualTo(Status.QUEUED);
     assertThat(f.posts(old)).isZero();
     assertThat(f.status(current)).isEqualTo(Status.ACKED);
+  }
+
+  @Test
+  void theRejectPolicyEndsCommandsOfAnOlderSessionWithAReason() {
+    OutboxRecord old = f.accept("n1", 1);
+    f.session.set(new SessionRuntime.Snapshot("default", 1, false, "token-9"));
+    try (Replayer<Connection> replayer = f.replayer("r",
+        b -> b.staleSessionPolicy(StaleSessionPolicy.REJECT))) {
+      assertThat(replayer.runPass().rejected()).isZero();
+    }
+    OutboxRecord ended = f.store.find(old.commandId()).orElseThrow();
+    assertThat(ended.status()).isEqualTo(Status.REJECTED);
+    assertThat(ended.lastError().code()).isEqualTo("stale_session");
+    assertThat(f.posts(old)).isZero();
   }
 
   @Test
