@@ -9,7 +9,6 @@ import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.util.Arrays;
 
 /**
  * Inbox costs, all measured in this run on fresh H2 files with the same settings: a first receive

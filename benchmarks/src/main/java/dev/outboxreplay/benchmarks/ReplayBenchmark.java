@@ -1,6 +1,5 @@
 package dev.outboxreplay.benchmarks;
 
-import dev.outboxreplay.HttpContract;
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.PassSummary;
@@ -8,7 +7,6 @@ import dev.outboxreplay.Replayer;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
-import dev.outboxreplay.http.OkHttpClients;
 import dev.outboxreplay.http.OkHttpTransport;
 import dev.outboxreplay.server.IdempotentServer;
 import dev.outboxreplay.server.NotesApplication;
@@ -16,23 +14,11 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
-import java.util.concurrent.atomic.AtomicInteger;
-import okhttp3.ConnectionPool;
-import okhttp3.Dispatcher;
 import okhttp3.HttpUrl;
-import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
-import okhttp3.Request;
-import okhttp3.RequestBody;
-import okhttp3.Response;
 
 /**
  * Replays {@code commands} queued commands (over 100 entities) to the reference server on
@@ -78,35 +64,9 @@ final class ReplayBenchmark {
       IdempotentServer server = server(serverDb);
       OkHttpClient client = BenchSupport.client(concurrency);
       try {
-        ExecutorService pool = Executors.newFixedThreadPool(concurrency);
-        AtomicInteger next = new AtomicInteger();
-        long start = System.nanoTime();
-        List<Future<?>> futures = new ArrayList<>();
-        for (int t = 0; t < concurrency; t++) {
-          futures.add(pool.submit(() -> {
-            int n;
-            while ((n = next.getAndIncrement()) < commands) {
-              byte[] body = ("{\"body\":\"note\",\"entity\":\"e" + (n % 100) + "\",\"seq\":" + n
-                  + "}").getBytes();
-              Request request = new Request.Builder().url(server.baseUrl() + "/note.put")
-                  .header(HttpContract.IDEMPOTENCY_KEY, "\"raw-" + n + "\"")
-                  .header(HttpContract.CONTENT_DIGEST, HttpContract.contentDigest(body))
-                  .post(RequestBody.create(body, MediaType.get("application/json"))).build();
-              try (Response response = client.newCall(request).execute()) {
-                response.body().bytes();
-                if (response.code() != 201) {
-                  throw new IOException("unexpected " + response.code());
-                }
-              }
-            }
-            return null;
-          }));
-        }
-        for (Future<?> f : futures) {
-          f.get();
-        }
-        pool.shutdown();
-        return commands / ((System.nanoTime() - start) / 1e9);
+        return BenchSupport.postLoop(client, server.baseUrl() + "/note.put", concurrency,
+            commands, n -> "raw-" + n,
+            n -> "{\"body\":\"note\",\"entity\":\"e" + (n % 100) + "\",\"seq\":" + n + "}");
       } finally {
         server.close();
         client.dispatcher().executorService().shutdown();

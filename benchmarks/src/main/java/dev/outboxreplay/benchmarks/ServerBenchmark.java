@@ -1,9 +1,7 @@
 package dev.outboxreplay.benchmarks;
 
 import com.sun.net.httpserver.HttpServer;
-import dev.outboxreplay.HttpContract;
 import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.http.OkHttpClients;
 import dev.outboxreplay.server.IdempotentServer;
 import dev.outboxreplay.server.NotesApplication;
 import java.io.IOException;
@@ -13,21 +11,12 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.List;
+import java.util.function.IntFunction;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
-import okhttp3.ConnectionPool;
-import okhttp3.Dispatcher;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
-import okhttp3.Request;
-import okhttp3.RequestBody;
-import okhttp3.Response;
 
 /**
  * Requests per second against the reference idempotent server, for first requests (each a new
@@ -102,43 +91,11 @@ final class ServerBenchmark {
   }
 
 
-  private interface KeyFor {
-    String key(int n);
-  }
 
-  private double load(OkHttpClient client, String url, KeyFor keyFor, int count)
+  private double load(OkHttpClient client, String url, IntFunction<String> keyFor, int count)
       throws Exception {
-    ExecutorService pool = Executors.newFixedThreadPool(concurrency);
-    AtomicInteger next = new AtomicInteger();
-    long start = System.nanoTime();
-    try {
-      List<Future<?>> futures = new ArrayList<>();
-      for (int t = 0; t < concurrency; t++) {
-        futures.add(pool.submit(() -> {
-          int n;
-          while ((n = next.getAndIncrement()) < count) {
-            String body = "{\"body\":\"hello\",\"entity\":\"e" + (n % 50) + "\",\"seq\":" + n + "}";
-            Request request = new Request.Builder().url(url)
-                .header(HttpContract.IDEMPOTENCY_KEY,
-                    HttpContract.toStructuredString(keyFor.key(n)))
-                .post(RequestBody.create(body, JSON)).build();
-            try (Response response = client.newCall(request).execute()) {
-              response.body().bytes();
-              if (response.code() != 201) {
-                throw new IOException("unexpected " + response.code());
-              }
-            }
-          }
-          return null;
-        }));
-      }
-      for (Future<?> f : futures) {
-        f.get();
-      }
-    } finally {
-      pool.shutdownNow();
-    }
-    return count / ((System.nanoTime() - start) / 1e9);
+    return BenchSupport.postLoop(client, url, concurrency, count, keyFor,
+        n -> "{\"body\":\"hello\",\"entity\":\"e" + (n % 50) + "\",\"seq\":" + n + "}");
   }
 
   /** The same route on a JDK server that only reads the body and answers 201. */
