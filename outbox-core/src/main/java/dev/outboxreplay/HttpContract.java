@@ -1,6 +1,5 @@
 package dev.outboxreplay;
 
-import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.Base64;
@@ -94,15 +93,14 @@ public final class HttpContract {
   /** The RFC 9530 {@code Content-Digest} value of {@code body}: {@code sha-256=:<base64>:}. */
   public static String contentDigest(byte[] body) {
     try {
-      byte[] digest = MessageDigest.getInstance("SHA-256").digest(body);
-      return "sha-256=:" + Base64.getEncoder().encodeToString(digest) + ":";
+      return contentDigestOf(MessageDigest.getInstance("SHA-256").digest(body));
     } catch (NoSuchAlgorithmException e) {
       throw new AssertionError(e);
     }
   }
 
-  /** UTF-8 bytes of a string; a small helper for bodies. */
-  public static byte[] utf8(String text) {
-    return text.getBytes(StandardCharsets.UTF_8);
+  /** The {@code Content-Digest} value for a body whose SHA-256 is already known. */
+  public static String contentDigestOf(byte[] sha256) {
+    return "sha-256=:" + Base64.getEncoder().encodeToString(sha256) + ":";
   }
 }

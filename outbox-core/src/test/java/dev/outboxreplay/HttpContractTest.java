@@ -31,7 +31,8 @@ class HttpContractTest {
 
   @Test
   void contentDigestIsRfc9530Sha256() {
-    assertThat(HttpContract.contentDigest(HttpContract.utf8("{\"hello\": \"world\"}\n")))
+    assertThat(HttpContract.contentDigest(
+        "{\"hello\": \"world\"}\n".getBytes(java.nio.charset.StandardCharsets.UTF_8)))
         .isEqualTo("sha-256=:RK/0qy18MlBSVnWgjwz6lZEWjP/lF5HF9bvEF8FabDg=:");
   }
 

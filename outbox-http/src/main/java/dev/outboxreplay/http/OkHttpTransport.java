@@ -21,7 +21,6 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Function;
 import okhttp3.Call;
 import okhttp3.EventListener;
@@ -67,11 +66,14 @@ public final class OkHttpTransport implements Transport {
   private final Map<Integer, Kind> overrides;
   private final Clock clock;
   private final ReconciliationClient reconciliation;
-  private final Map<Call, SendTracker> trackers = new ConcurrentHashMap<>();
 
   private OkHttpTransport(Builder b) {
+    // A send carries its tracker as a request tag; other calls (reconciliation) get none.
     this.client = OkHttpClients.configure(b.client.newBuilder(), b.callTimeout)
-        .eventListenerFactory(call -> trackers.computeIfAbsent(call, k -> new SendTracker()))
+        .eventListenerFactory(call -> {
+          SendTracker tracker = call.request().tag(SendTracker.class);
+          return tracker != null ? tracker : EventListener.NONE;
+        })
         .build();
     HttpUrl base = b.baseUrl;
     this.route = b.route != null ? b.route
@@ -88,33 +90,31 @@ public final class OkHttpTransport implements Transport {
 
   @Override
   public TransportResult send(OutboxRecord command, SessionRuntime.Snapshot session) {
+    SendTracker tracker = new SendTracker();
     Request.Builder request = new Request.Builder().url(route.apply(command))
+        .tag(SendTracker.class, tracker)
         .post(new OneShotBody(command.payload().bytes()))
         .header(HttpContract.IDEMPOTENCY_KEY,
             HttpContract.toStructuredString(command.idempotencyKey().value()))
-        .header(HttpContract.CONTENT_DIGEST, HttpContract.contentDigest(command.payload().bytes()))
+        .header(HttpContract.CONTENT_DIGEST,
+            HttpContract.contentDigestOf(command.payload().sha256()))
         .header(HttpContract.COMMAND_ID, command.commandId().toString())
         .header(HttpContract.SESSION_VERSION, Long.toString(session.version()))
         .header(HttpContract.TENANT, session.tenant());
     if (session.credentials() != null) {
       request.header("Authorization", "Bearer " + session.credentials());
     }
-    Call call = client.newCall(request.build());
-    try (Response response = call.execute()) {
+    try (Response response = client.newCall(request.build()).execute()) {
       byte[] body = response.body().bytes();
       return classify(response, body);
     } catch (IOException e) {
-      SendTracker tracker = trackers.get(call);
-      boolean started = tracker != null && tracker.requestStarted;
-      if (!started) {
+      if (!tracker.requestStarted) {
         return TransportResult.of(Kind.RETRYABLE, null, "connect_failed",
             "not sent: " + e);
       }
       String code = e instanceof InterruptedIOException ? "timeout_after_send" : "no_response";
       return TransportResult.of(Kind.UNKNOWN, null, code,
           "the request may have reached the server: " + e);
-    } finally {
-      trackers.remove(call);
     }
   }
 
