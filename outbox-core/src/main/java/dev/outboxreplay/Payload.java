@@ -1,7 +1,5 @@
 package dev.outboxreplay;
 
-import java.io.ByteArrayInputStream;
-import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -44,11 +42,6 @@ public final class Payload {
   /** A copy of the canonical bytes. */
   public byte[] bytes() {
     return bytes.clone();
-  }
-
-  /** The canonical bytes as a stream, without copying them. */
-  public InputStream openStream() {
-    return new ByteArrayInputStream(bytes);
   }
 
   /** Number of canonical bytes. */

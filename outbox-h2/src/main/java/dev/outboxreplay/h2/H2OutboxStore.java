@@ -63,14 +63,6 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
     return store;
   }
 
-  /**
-   * Accept commits made by this store so far, and the accepts they carried: their ratio is the
-   * average group-commit size.
-   */
-  public long[] acceptCommitsAndAccepts() {
-    return new long[] {committer.commits(), committer.inputsCommitted()};
-  }
-
   /** The database this store writes to. */
   public H2Database database() {
     return database;

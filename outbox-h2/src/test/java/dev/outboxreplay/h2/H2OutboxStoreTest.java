@@ -164,8 +164,9 @@ class H2OutboxStoreTest {
     }
   }
 
+  /** Only that the mode works: whether CHECKPOINT SYNC reached the disk needs a power cut. */
   @Test
-  void powerLossModeSyncsAndStillAcceptsAndReads() {
+  void powerLossModeAcceptsAndReadsBack() {
     try (H2Database synced = H2Database.builder().file(dir.resolve("synced"))
         .durability(Durability.POWER_LOSS_SAFE).build()) {
       H2OutboxStore s = H2OutboxStore.create(synced);

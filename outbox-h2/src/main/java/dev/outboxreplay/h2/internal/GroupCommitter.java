@@ -9,7 +9,6 @@ import java.util.List;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
 
@@ -58,10 +57,8 @@ public final class GroupCommitter<I, R> {
   private final ConcurrentLinkedQueue<Pending<I, R>> queue = new ConcurrentLinkedQueue<>();
   private final ReentrantLock commitLock = new ReentrantLock();
   private final AtomicInteger active = new AtomicInteger();
-  private final LongAdder commits = new LongAdder();
   /** The leader's connection, kept in a transaction; touched only under {@link #commitLock}. */
   private Connection leaderConnection;
-  private final LongAdder inputs = new LongAdder();
 
   public GroupCommitter(H2Database database, GroupWriter<I, R> writer) {
     this.database = database;
@@ -115,17 +112,7 @@ public final class GroupCommitter<I, R> {
     }
   }
 
-  /** Commits made so far (successful or not); with {@link #inputsCommitted()}, the group size. */
-  public long commits() {
-    return commits.sum();
-  }
-
-  /** Inputs taken into those commits. */
-  public long inputsCommitted() {
-    return inputs.sum();
-  }
-
-  /** Units queued and not yet taken into a commit; for tests and metrics. */
+  /** Inputs queued and not yet taken into a commit. */
   public int waiting() {
     return queue.size();
   }
@@ -136,8 +123,6 @@ public final class GroupCommitter<I, R> {
     for (Pending<I, R> p; group.size() < MAX_GROUP && (p = queue.poll()) != null; ) {
       group.add(p);
     }
-    commits.increment();
-    inputs.add(group.size());
     try {
       Connection c = leaderConnection();
       try {
