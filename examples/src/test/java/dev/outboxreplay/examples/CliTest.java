@@ -89,8 +89,29 @@ class CliTest {
     assertThat(line.path("commandId").asText()).hasSize(36);
     assertThat(line.path("idempotencyKey").asText()).startsWith("note.put:n1:");
     assertThat(count("queued")).isEqualTo(1);
+    assertThat(run("status", "--db", db, "--json").lastJson()
+        .path("oldestPendingAgeSeconds").asLong()).isGreaterThanOrEqualTo(0);
     Run table = run("status", "--db", db);
     assertThat(table.out()).contains("queued").contains("oldest pending");
+  }
+
+  @Test
+  void statusCountsPoisonedCommandsAndTheOldestPendingOne() throws Exception {
+    enqueue("n1", "{\"entity\":\"n1\",\"seq\":1}");
+    enqueue("n2", "{\"entity\":\"n2\",\"seq\":1}");
+    try (H2Database client = H2Database.open(Path.of(db))) {
+      dev.outboxreplay.h2.H2OutboxStore store = dev.outboxreplay.h2.H2OutboxStore.create(client);
+      java.time.Instant now = java.time.Instant.now();
+      dev.outboxreplay.OutboxRecord held =
+          store.claim("test", Duration.ofMinutes(1), 1, now.plusSeconds(1)).get(0);
+      store.complete(held.commandId(), held.fencingToken(), dev.outboxreplay.Status.CLAIMED,
+          dev.outboxreplay.Outcome.rejected(new dev.outboxreplay.ErrorInfo(
+              "poison_max_attempts", "gave up", now), null), now);
+    }
+    JsonNode status = run("status", "--db", db, "--json").lastJson();
+    assertThat(status.path("poison").asLong()).isEqualTo(1);
+    assertThat(status.path("counts").path("rejected").asLong()).isEqualTo(1);
+    assertThat(status.path("counts").path("queued").asLong()).isEqualTo(1);
   }
 
   @Test
@@ -180,6 +201,9 @@ class CliTest {
     JsonNode rejected = listed.lastJson();
     assertThat(rejected.path("lastError").path("code").asText()).isEqualTo("http_400");
     String id = rejected.path("commandId").asText();
+    JsonNode statusWithRejected = run("status", "--db", db, "--json").lastJson();
+    assertThat(statusWithRejected.path("poison").asLong()).as("http_400 is not poison").isZero();
+    assertThat(statusWithRejected.path("oldestPendingAgeSeconds").asLong()).isZero();
     Run requeued = run("requeue", "--db", db, "--id", id);
     assertThat(requeued.exit()).as(requeued.err()).isZero();
     assertThat(count("queued")).isEqualTo(1);

@@ -1,12 +1,15 @@
 package dev.outboxreplay.examples.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
-import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -33,18 +36,13 @@ final class StatusCommand implements Callable<Integer> {
       try (H2Database database = Cli.openExisting(db)) {
         H2OutboxStore store = H2OutboxStore.create(database);
         Map<Status, Long> counts = store.countByStatus();
-        Instant oldest = null;
-        for (Status s : Status.values()) {
-          if (!s.isTerminal()) {
-            for (OutboxRecord r : store.list(s, 1)) {
-              oldest = oldest == null || r.createdAt().isBefore(oldest) ? r.createdAt() : oldest;
-            }
-          }
-        }
-        long poison = store.list(Status.REJECTED, Integer.MAX_VALUE).stream()
-            .filter(r -> r.lastError() != null && r.lastError().code().startsWith("poison"))
-            .count();
-        Duration age = oldest == null ? Duration.ZERO : Duration.between(oldest, Instant.now());
+        // Aggregates over the documented layout (docs/table-layout.md): no row is loaded.
+        long oldest = aggregate(database, "SELECT COALESCE(MIN(created_at), -1) "
+            + "FROM outbox_command WHERE terminal = FALSE");
+        long poison = aggregate(database, "SELECT COUNT(*) FROM outbox_command "
+            + "WHERE status = 'rejected' AND last_error_code LIKE 'poison%'");
+        Duration age = oldest < 0 ? Duration.ZERO
+            : Duration.between(Instant.ofEpochMilli(oldest), Instant.now());
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
           ObjectNode node = Cli.JSON.createObjectNode();
@@ -61,5 +59,13 @@ final class StatusCommand implements Callable<Integer> {
         return Cli.OK;
       }
     });
+  }
+
+  private static long aggregate(H2Database database, String sql) throws SQLException {
+    try (Connection c = database.dataSource().getConnection(); Statement st = c.createStatement();
+        ResultSet rs = st.executeQuery(sql)) {
+      rs.next();
+      return rs.getLong(1);
+    }
   }
 }
