@@ -30,7 +30,8 @@ public record IdempotencyKey(String value) {
       char c = value.charAt(i);
       if (c < 0x20 || c > 0x7e) {
         throw new IllegalArgumentException(String.format(
-            "idempotency key has a non-printable or non-ASCII character U+%04X at index %d", (int) c, i));
+            "idempotency key has a non-printable or non-ASCII character U+%04X at index %d",
+            (int) c, i));
       }
     }
   }

@@ -8,6 +8,9 @@ package dev.outboxreplay;
  */
 @FunctionalInterface
 public interface InboxProjector {
-  /** Projects {@code stagedResult}; throwing leaves the row staged for {@link Inbox#recoverPending}. */
+  /**
+   * Projects {@code stagedResult}; throwing leaves the row staged for
+   * {@link Inbox#recoverPending}.
+   */
   void project(String scope, String messageId, byte[] stagedResult) throws Exception;
 }

@@ -119,7 +119,8 @@ public final class Outbox<T> {
       throw new InvalidCommandException(where, "is null");
     }
     String operation = requireText(command.operation(), where + ".operation", MAX_OPERATION_LENGTH);
-    String entityKey = requireText(command.entityKey(), where + ".entityKey", MAX_ENTITY_KEY_LENGTH);
+    String entityKey =
+        requireText(command.entityKey(), where + ".entityKey", MAX_ENTITY_KEY_LENGTH);
     byte[] canonical;
     try {
       canonical = command.payload() instanceof OutboxCommand.JsonText text

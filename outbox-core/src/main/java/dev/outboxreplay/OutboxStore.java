@@ -111,7 +111,10 @@ public interface OutboxStore<T> extends AutoCloseable {
    */
   <R> R inTransaction(TransactionWork<T, R> work);
 
-  /** The earliest time any non-terminal row is due (waiting rows' next attempt, held rows' lease end). */
+  /**
+   * The earliest time any non-terminal row is due: a waiting row's next attempt or a held row's
+   * lease end.
+   */
   Optional<Instant> nextDueAt();
 
   /**

@@ -165,7 +165,10 @@ public final class Replayer<T> implements AutoCloseable {
     }
   }
 
-  /** Stops triggers and timers and waits (up to 30 s) for sends in flight; unfinished rows keep their lease and are recovered by whoever claims next. */
+  /**
+   * Stops triggers and timers and waits (up to 30 s) for sends in flight. Unfinished rows keep
+   * their lease and are recovered by whoever claims next.
+   */
   @Override
   public void close() {
     closed = true;
@@ -215,7 +218,7 @@ public final class Replayer<T> implements AutoCloseable {
           case REJECT -> {
             finish(claimed, Status.CLAIMED, Outcome.rejected(error("stale_session",
                 "accepted under session version " + claimed.sessionVersion() + ", now "
-                    + s.version(), now), null), counters);
+                    + s.version(), now), null));
             return;
           }
           case RESEND -> { }
@@ -288,29 +291,27 @@ public final class Replayer<T> implements AutoCloseable {
         boolean unknown = result.kind() == TransportResult.Kind.UNKNOWN;
         (unknown ? counters.unknown : counters.retried).incrementAndGet();
         finish(sending, Status.SENDING, unknown ? Outcome.unknown(next, error)
-            : Outcome.retryable(next, error), counters);
+            : Outcome.retryable(next, error));
       }
       case IN_PROGRESS -> {
         counters.retried.incrementAndGet();
         Instant next = now.plus(result.retryAfter() != null ? result.retryAfter() : holdInterval);
-        finish(sending, Status.SENDING, Outcome.retryable(next, error).notCountedAsAttempt(),
-            counters);
+        finish(sending, Status.SENDING, Outcome.retryable(next, error).notCountedAsAttempt());
       }
       case CONFLICT -> {
         counters.conflicts.incrementAndGet();
-        finish(sending, Status.SENDING, Outcome.conflict(error, result.response()), counters);
+        finish(sending, Status.SENDING, Outcome.conflict(error, result.response()));
       }
       case REJECTED -> {
         counters.rejected.incrementAndGet();
-        finish(sending, Status.SENDING, Outcome.rejected(error, result.response()), counters);
+        finish(sending, Status.SENDING, Outcome.rejected(error, result.response()));
       }
       case UNAUTHORIZED -> {
         refusedCredentials = s.credentials();
         pausedForCredentials = true;
         listener.onReplayPaused("credentials_refused");
         counters.retried.incrementAndGet();
-        finish(sending, Status.SENDING, Outcome.retryable(now, error).notCountedAsAttempt(),
-            counters);
+        finish(sending, Status.SENDING, Outcome.retryable(now, error).notCountedAsAttempt());
       }
     }
   }
@@ -323,7 +324,7 @@ public final class Replayer<T> implements AutoCloseable {
       counters.retried.incrementAndGet();
       finish(held, expected, Outcome.retryable(now, error("stale_response",
           "the session changed while the request was in flight; not applied", now))
-          .notCountedAsAttempt(), counters);
+          .notCountedAsAttempt());
       return;
     }
     OutboxRecord acked;
@@ -342,7 +343,7 @@ public final class Replayer<T> implements AutoCloseable {
       LOG.warn("applying the answer to command {} failed; it will be resent", held.commandId(), e);
       counters.retried.incrementAndGet();
       finish(held, expected, Outcome.retryable(retry.nextAttemptAt(held.attempt() + 1, now, null),
-          error("apply_failed", e.toString(), now)), counters);
+          error("apply_failed", e.toString(), now)));
       return;
     }
     counters.acked.incrementAndGet();
@@ -359,8 +360,7 @@ public final class Replayer<T> implements AutoCloseable {
     listener.onPoison(ended, reason);
   }
 
-  private void finish(OutboxRecord held, Status expected, Outcome outcome,
-      PassCounters counters) {
+  private void finish(OutboxRecord held, Status expected, Outcome outcome) {
     OutboxRecord after = store.complete(held.commandId(), held.fencingToken(), expected, outcome,
         clock.instant());
     emit(after, expected, outcome.error() != null ? outcome.error().code()

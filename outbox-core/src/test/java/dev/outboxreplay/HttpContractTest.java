@@ -10,7 +10,8 @@ import org.junit.jupiter.api.Test;
 class HttpContractTest {
   @Test
   void structuredStringsQuoteAndEscape() {
-    assertThat(HttpContract.toStructuredString("note.put:n-1:abc")).isEqualTo("\"note.put:n-1:abc\"");
+    assertThat(HttpContract.toStructuredString("note.put:n-1:abc"))
+        .isEqualTo("\"note.put:n-1:abc\"");
     assertThat(HttpContract.toStructuredString("a\"b\\c")).isEqualTo("\"a\\\"b\\\\c\"");
     assertThat(HttpContract.parseStructuredString(" \"a\\\"b\\\\c\" ")).isEqualTo("a\"b\\c");
   }

@@ -29,7 +29,8 @@ public final class Benchmarks {
       case "server" -> new ServerBenchmark(intArg(args, 1, 5_000), intArg(args, 2, 8),
           intArg(args, 3, 3)).run();
       default -> {
-        System.err.println("unknown benchmark '" + which + "'; available: accept, inbox, server, replay");
+        System.err.println("unknown benchmark '" + which
+            + "'; available: accept, inbox, server, replay");
         System.exit(2);
       }
     }

@@ -82,9 +82,11 @@ final class ServerBenchmark {
     double b = BenchSupport.median(bare);
     System.out.printf("medians over %d rounds:%n", rounds);
     System.out.printf("bare JDK HttpServer handler : %7.0f req/s (baseline, no idempotency)%n", b);
-    System.out.printf("first requests (new keys)   : %7.0f req/s, ratio %.2f%n", BenchSupport.median(first),
+    System.out.printf("first requests (new keys)   : %7.0f req/s, ratio %.2f%n",
+        BenchSupport.median(first),
         BenchSupport.median(first) / b);
-    System.out.printf("repeats (stored answers)    : %7.0f req/s, ratio %.2f%n", BenchSupport.median(repeat),
+    System.out.printf("repeats (stored answers)    : %7.0f req/s, ratio %.2f%n",
+        BenchSupport.median(repeat),
         BenchSupport.median(repeat) / b);
     client.dispatcher().executorService().shutdown();
     client.connectionPool().evictAll();

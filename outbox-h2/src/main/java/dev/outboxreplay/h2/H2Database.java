@@ -131,7 +131,10 @@ public final class H2Database implements AutoCloseable {
     beforeClose.add(Objects.requireNonNull(action, "action == null"));
   }
 
-  /** Releases what stores hold, then closes the pool; H2 closes the file with the last connection. */
+  /**
+   * Releases what stores hold, then closes the pool; H2 closes the file with the last
+   * connection.
+   */
   @Override
   public void close() {
     for (Runnable action : beforeClose) {

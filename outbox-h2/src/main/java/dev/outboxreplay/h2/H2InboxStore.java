@@ -137,7 +137,8 @@ public final class H2InboxStore implements InboxStore<Connection> {
 
   @Override
   public boolean markIntegrityFailure(String scope, String messageId, Instant now) {
-    return 1 == execute("mark integrity failure", "UPDATE inbox_message SET state = 'integrity_failure', "
+    return 1 == execute("mark integrity failure",
+        "UPDATE inbox_message SET state = 'integrity_failure', "
         + "updated_at = ? WHERE scope = ? AND message_id = ? AND state = 'staged' "
         + "AND staged_result IS NULL", now.toEpochMilli(), scope, messageId);
   }

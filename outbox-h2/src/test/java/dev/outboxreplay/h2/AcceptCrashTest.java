@@ -15,6 +15,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import dev.outboxreplay.testkit.Seeds;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -32,8 +33,7 @@ class AcceptCrashTest {
 
   @Test
   void everyAcceptThatReturnedSurvivesSigkillWithIdenticalPayload() throws Exception {
-    long seed = Long.getLong("crash.seed", System.nanoTime());
-    System.out.println("AcceptCrashTest seed=" + seed + " (rerun with -Dcrash.seed=" + seed + ")");
+    long seed = Seeds.seed("crash.seed", "AcceptCrashTest");
     SplittableRandom random = new SplittableRandom(seed);
     Path base = dir.resolve("crash");
     Map<CommandId, Acked> acked = new LinkedHashMap<>();

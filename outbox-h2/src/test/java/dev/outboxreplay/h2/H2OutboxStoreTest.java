@@ -62,7 +62,8 @@ class H2OutboxStoreTest {
         .hasMessageContaining("command.payload: cannot be serialized to JSON")
         .hasMessageContaining("boom");
     assertThatThrownBy(() -> outbox.accept(OutboxCommand.of("op", "e", "x".repeat(2000))))
-        .hasMessageContaining("command.payload: canonical JSON is 2002 bytes, over the limit of 1024");
+        .hasMessageContaining(
+            "command.payload: canonical JSON is 2002 bytes, over the limit of 1024");
     assertThatThrownBy(() -> outbox.accept(OutboxCommand.ofJson("op", "e", "{oops")))
         .hasMessageContaining("command.payload: is not valid JSON");
     assertThatThrownBy(() -> outbox.acceptAll(List.of(

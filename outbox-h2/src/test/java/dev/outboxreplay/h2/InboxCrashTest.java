@@ -14,6 +14,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Set;
 import java.util.SplittableRandom;
+import dev.outboxreplay.testkit.Seeds;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,8 +32,7 @@ class InboxCrashTest {
 
   @Test
   void receiversKilledAtRandomPointsNeverConsumeTwiceOrLoseAProjection() throws Exception {
-    long seed = Long.getLong("crash.seed", System.nanoTime());
-    System.out.println("InboxCrashTest seed=" + seed + " (rerun with -Dcrash.seed=" + seed + ")");
+    long seed = Seeds.seed("crash.seed", "InboxCrashTest");
     SplittableRandom random = new SplittableRandom(seed);
     Path inboxFile = dir.resolve("crypto");
     Path historyFile = dir.resolve("history");

@@ -115,7 +115,8 @@ class InboxTest {
   @Test
   void crashAfterConsumeCommitBeforeProjectionIsProjectedOnReopenWithoutConsumingAgain()
       throws Exception {
-    Inbox<Connection> crashing = inbox(crashAt(FailurePoint.AFTER_CONSUME_COMMIT_BEFORE_PROJECTION));
+    Inbox<Connection> crashing =
+        inbox(crashAt(FailurePoint.AFTER_CONSUME_COMMIT_BEFORE_PROJECTION));
     assertThatThrownBy(() -> crashing.receive("profile", "m1", ok("hello")))
         .isInstanceOf(SimulatedCrash.class);
     assertThat(projectedMessages()).isZero();
@@ -220,7 +221,8 @@ class InboxTest {
   @Test
   void missingStagedPayloadIsAnIntegrityFailureNeverConsumedAgainAndVisibleWithoutPlaintext()
       throws Exception {
-    Inbox<Connection> crashing = inbox(crashAt(FailurePoint.AFTER_CONSUME_COMMIT_BEFORE_PROJECTION));
+    Inbox<Connection> crashing =
+        inbox(crashAt(FailurePoint.AFTER_CONSUME_COMMIT_BEFORE_PROJECTION));
     assertThatThrownBy(() -> crashing.receive("profile", "secret-id-7", ok("top secret")))
         .isInstanceOf(SimulatedCrash.class);
     try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {

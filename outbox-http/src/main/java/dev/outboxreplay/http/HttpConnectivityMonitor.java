@@ -37,7 +37,8 @@ public final class HttpConnectivityMonitor implements ConnectivityMonitor {
   public HttpConnectivityMonitor(HttpUrl baseUrl, Duration minInterval, Duration maxInterval) {
     this.client = OkHttpClients.create(Duration.ofSeconds(5));
     this.probe = Objects.requireNonNull(baseUrl, "baseUrl == null");
-    if (minInterval.isNegative() || minInterval.isZero() || maxInterval.compareTo(minInterval) < 0) {
+    if (minInterval.isNegative() || minInterval.isZero()
+        || maxInterval.compareTo(minInterval) < 0) {
       throw new IllegalArgumentException("need 0 < minInterval <= maxInterval");
     }
     this.minInterval = minInterval;

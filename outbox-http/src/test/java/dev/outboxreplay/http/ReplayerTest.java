@@ -27,6 +27,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
+import dev.outboxreplay.testkit.Seeds;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -304,8 +305,7 @@ class ReplayerTest {
   @Test
   void thousandCommandsOverTwentyEntitiesWithOneInFiveResponsesLostAreAppliedExactlyOnceInOrder()
       throws Exception {
-    long seed = Long.getLong("replay.seed", System.nanoTime());
-    System.out.println("thousand-commands seed=" + seed + " (rerun with -Dreplay.seed=" + seed + ")");
+    long seed = Seeds.seed("replay.seed", "thousand-commands");
     SplittableRandom random = new SplittableRandom(seed);
     List<OutboxRecord> accepted = new ArrayList<>();
     for (int seq = 0; seq < 50; seq++) {

@@ -307,7 +307,8 @@ public final class IdempotentServer implements AutoCloseable {
     if (tenant == null) {
       return HttpContract.DEFAULT_TENANT;
     }
-    if (tenant.isBlank() || tenant.length() > 100 || !tenant.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+    if (tenant.isBlank() || tenant.length() > 100
+        || !tenant.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
       Exchanges.problem(exchange, 400, "Bad Request",
           HttpContract.TENANT + " must be 1-100 visible ASCII characters");
       return null;

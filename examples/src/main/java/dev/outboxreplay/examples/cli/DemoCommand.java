@@ -59,6 +59,7 @@ final class DemoCommand implements Callable<Integer> {
   Long seed;
 
   private PrintWriter out;
+  private final List<String> failures = new ArrayList<>();
 
   @Override
   public Integer call() throws Exception {
@@ -182,8 +183,6 @@ final class DemoCommand implements Callable<Integer> {
     out.flush();
     return 0;
   }
-
-  private final List<String> failures = new ArrayList<>();
 
   private Replayer<Connection> replayer(H2OutboxStore store, String url) {
     return Replayer.builder(store, OkHttpTransport.builder(HttpUrl.get(url))

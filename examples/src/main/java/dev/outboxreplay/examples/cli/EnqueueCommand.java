@@ -28,7 +28,8 @@ import picocli.CommandLine.Option;
 final class EnqueueCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--db", required = true, description = "Outbox database file (created if missing).")
+  @Option(names = "--db", required = true,
+      description = "Outbox database file (created if missing).")
   Path db;
 
   @Option(names = "--operation", description = "Operation, e.g. note.put.")
@@ -40,7 +41,8 @@ final class EnqueueCommand implements Callable<Integer> {
   @Option(names = "--payload", description = "JSON payload.")
   String payload;
 
-  @Option(names = "--from", description = "JSON lines: {\"operation\":..., \"entity\":..., \"payload\":{...}}")
+  @Option(names = "--from",
+      description = "JSON lines: {\"operation\":..., \"entity\":..., \"payload\":{...}}")
   Path from;
 
   @Option(names = "--accept-valid-prefix", description = "With --from: on a bad line, still "

@@ -21,10 +21,12 @@ final class ListCommand implements Callable<Integer> {
   Path db;
 
   @Option(names = "--status", required = true,
-      description = "queued, claimed, sending, retryable_failed, unknown, acked, conflict, rejected")
+      description = "queued, claimed, sending, retryable_failed, unknown, acked, conflict, "
+          + "rejected")
   String status;
 
-  @Option(names = "--limit", defaultValue = "1000", description = "At most this many (default 1000).")
+  @Option(names = "--limit", defaultValue = "1000",
+      description = "At most this many (default 1000).")
   int limit;
 
   @Option(names = "--json", description = "JSON lines instead of a table.")

@@ -14,7 +14,9 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.util.UUID;
 
-/** Reads {@link OutboxSchema#COLUMNS} into {@link OutboxRecord}s, refusing values it can't trust. */
+/**
+ * Reads {@link OutboxSchema#COLUMNS} into {@link OutboxRecord}s, refusing values it can't trust.
+ */
 public final class OutboxRows {
   private final Path file;
 

@@ -145,7 +145,8 @@ public final class IdempotencyRecords {
       ps.setString(5, tenant);
       ps.setString(6, key);
       if (ps.executeUpdate() != 1) {
-        throw new SQLException("idempotency record " + tenant + "/" + key + " is no longer started");
+        throw new SQLException(
+            "idempotency record " + tenant + "/" + key + " is no longer started");
       }
     }
   }
