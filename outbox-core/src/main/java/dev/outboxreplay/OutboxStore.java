@@ -2,6 +2,7 @@ package dev.outboxreplay;
 
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -55,6 +56,29 @@ public interface OutboxStore<T> extends AutoCloseable {
    * @throws FencedOffException when the row is not claimed with {@code fencingToken}
    */
   OutboxRecord markSending(CommandId id, long fencingToken, Instant leaseExpiresAt, Instant now);
+
+  /**
+   * Moves several claimed rows to sending, each under its own claim's fencing token, and makes
+   * the change durable before returning (the H2 store commits them together). A row whose claim
+   * was lost is left as it is and missing from the result; it never fails the others.
+   *
+   * <p>The default implementation calls {@link #markSending} once per row.
+   *
+   * @param claimed rows as returned by {@link #claim}
+   * @return the rows now sending, in the order given
+   */
+  default List<OutboxRecord> markSending(List<OutboxRecord> claimed, Instant leaseExpiresAt,
+      Instant now) {
+    List<OutboxRecord> sending = new ArrayList<>(claimed.size());
+    for (OutboxRecord r : claimed) {
+      try {
+        sending.add(markSending(r.commandId(), r.fencingToken(), leaseExpiresAt, now));
+      } catch (FencedOffException e) {
+        // lost to another owner: not ours to send
+      }
+    }
+    return sending;
+  }
 
   /**
    * Records an outcome for a row held with {@code fencingToken} in status {@code expected}
@@ -112,8 +136,9 @@ public interface OutboxStore<T> extends AutoCloseable {
   <R> R inTransaction(TransactionWork<T, R> work);
 
   /**
-   * The earliest time any non-terminal row is due: a waiting row's next attempt or a held row's
-   * lease end.
+   * The earliest time a row can next be claimed: a waiting entity head's next attempt or a held
+   * row's lease end. Rows queued behind an earlier open row of their entity do not count: they
+   * become claimable only when that row ends.
    */
   Optional<Instant> nextDueAt();
 

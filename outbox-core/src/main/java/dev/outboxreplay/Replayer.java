@@ -5,11 +5,15 @@ import java.io.IOException;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.CompletionService;
 import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorCompletionService;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -17,6 +21,7 @@ import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -39,7 +44,7 @@ import org.slf4j.LoggerFactory;
  */
 public final class Replayer<T> implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Replayer.class);
-  private static final int MAX_ROUNDS_PER_PASS = 10_000;
+  private static final int MAX_CLAIMS_PER_PASS = 10_000;
 
   private final OutboxStore<T> store;
   private final Transport transport;
@@ -50,6 +55,7 @@ public final class Replayer<T> implements AutoCloseable {
   private final String owner;
   private final Duration lease;
   private final int batchSize;
+  private final int concurrency;
   private final StaleSessionPolicy stalePolicy;
   private final Duration holdInterval;
   private final Duration auditRetention;
@@ -76,6 +82,7 @@ public final class Replayer<T> implements AutoCloseable {
     this.owner = b.owner;
     this.lease = b.lease;
     this.batchSize = b.batchSize;
+    this.concurrency = b.concurrency;
     this.stalePolicy = b.stalePolicy;
     this.holdInterval = b.holdInterval;
     this.auditRetention = b.auditRetention;
@@ -133,6 +140,13 @@ public final class Replayer<T> implements AutoCloseable {
   /**
    * Runs one pass on the calling thread and returns what it did. Passes of one replayer never
    * overlap.
+   *
+   * <p>The pass thread claims rows in batches and keeps up to {@code concurrency} sends in
+   * flight. Senders only send; the pass thread records the answers that arrived, together in one
+   * transaction (one by one if that fails), marks the next rows sending together and hands them
+   * over. A row is therefore recorded as sending right before its request goes out, a sender is
+   * free for the next request as soon as an answer arrives, and new claims overlap the sends
+   * still in flight.
    */
   public PassSummary runPass() {
     synchronized (passLock) {
@@ -143,22 +157,67 @@ public final class Replayer<T> implements AutoCloseable {
         return counters.summary(paused);
       }
       store.recoverExpiredLeases(clock.instant());
-      for (int round = 0; round < MAX_ROUNDS_PER_PASS && pausedReason() == null; round++) {
-        List<OutboxRecord> claimed = store.claim(owner, lease, batchSize, clock.instant());
-        if (claimed.isEmpty()) {
-          break;
+      CompletionService<Sent> completions = new ExecutorCompletionService<>(senders);
+      Deque<OutboxRecord> ready = new ArrayDeque<>();
+      int active = 0;
+      try {
+        int claims = 0;
+        boolean mayClaim = true;
+        while (true) {
+          if (pausedReason() != null) {
+            releaseAll(ready, counters);
+            mayClaim = false;
+          } else {
+            if (mayClaim && ready.size() < concurrency && claims < MAX_CLAIMS_PER_PASS) {
+              List<OutboxRecord> claimed = store.claim(owner, lease, batchSize, clock.instant());
+              claims++;
+              mayClaim = !claimed.isEmpty();
+              counters.claimed.addAndGet(claimed.size());
+              for (OutboxRecord r : claimed) {
+                emit(r, r.claimedFrom(), "claimed");
+              }
+              for (OutboxRecord r : claimed) {
+                switch (triage(r, counters)) {
+                  case SEND -> ready.add(r);
+                  case RECONCILE -> {
+                    completions.submit(() -> reconcileThenSend(r, counters));
+                    active++;
+                  }
+                  case DONE -> { }
+                }
+              }
+            }
+            active += dispatch(ready, concurrency - active, completions, counters);
+          }
+          if (active == 0) {
+            if (ready.isEmpty() && (!mayClaim || claims >= MAX_CLAIMS_PER_PASS)) {
+              break;
+            }
+            continue;
+          }
+          List<Sent> answered = new ArrayList<>();
+          addIfSent(answered, completions.take());
+          active--;
+          for (Future<Sent> f = completions.poll(); f != null; f = completions.poll()) {
+            addIfSent(answered, f);
+            active--;
+          }
+          recordAll(answered, counters);
+          mayClaim = true; // a finished row may have unblocked its entity's next command
         }
-        counters.claimed.addAndGet(claimed.size());
-        for (OutboxRecord r : claimed) {
-          emit(r, r.claimedFrom(), "claimed");
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      } finally {
+        List<Sent> answered = new ArrayList<>();
+        for (; active > 0; active--) {
+          try {
+            addIfSent(answered, completions.take());
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            break;
+          }
         }
-        List<Future<?>> inFlight = new ArrayList<>(claimed.size());
-        for (OutboxRecord r : claimed) {
-          inFlight.add(senders.submit(() -> process(r, counters)));
-        }
-        for (Future<?> f : inFlight) {
-          awaitQuietly(f);
-        }
+        recordAll(answered, counters);
       }
       pruneAuditNowAndThen();
       return counters.summary(pausedReason());
@@ -200,26 +259,26 @@ public final class Replayer<T> implements AutoCloseable {
     return null;
   }
 
-  private void process(OutboxRecord claimed, PassCounters counters) {
+  private enum Next { SEND, RECONCILE, DONE }
+
+  /** Decides on the pass thread what a claimed row needs; settles held, stale and poison rows. */
+  private Next triage(OutboxRecord claimed, PassCounters counters) {
+    failures.at(FailurePoint.AFTER_CLAIM);
+    Instant now = clock.instant();
     try {
-      failures.at(FailurePoint.AFTER_CLAIM);
-      Instant now = clock.instant();
-      SessionRuntime.Snapshot s = session.current();
-      if (pausedReason() != null) {
-        release(claimed, now, "replay_paused", counters);
-        return;
-      }
-      if (claimed.sessionVersion() < s.version()) {
+      long current = session.current().version();
+      if (claimed.sessionVersion() < current) {
         switch (stalePolicy) {
           case HOLD -> {
             release(claimed, now.plus(holdInterval), "held_stale_session", counters);
-            return;
+            return Next.DONE;
           }
           case REJECT -> {
+            counters.rejected.incrementAndGet();
             finish(claimed, Status.CLAIMED, Outcome.rejected(error("stale_session",
                 "accepted under session version " + claimed.sessionVersion() + ", now "
-                    + s.version(), now), null));
-            return;
+                    + current, now), null));
+            return Next.DONE;
           }
           case RESEND -> { }
         }
@@ -227,22 +286,87 @@ public final class Replayer<T> implements AutoCloseable {
       String poison = retry.poisonReason(claimed, now);
       if (poison != null) {
         poison(claimed, Status.CLAIMED, poison, counters);
-        return;
+        return Next.DONE;
       }
-      if (claimed.claimedFrom() == Status.UNKNOWN && reconciled(claimed, s, counters)) {
-        return;
-      }
-      OutboxRecord sending = store.markSending(claimed.commandId(), claimed.fencingToken(),
-          now.plus(lease), now);
-      emit(sending, Status.CLAIMED, "sending");
-      failures.at(FailurePoint.BEFORE_NETWORK_SEND);
-      TransportResult result = transport.send(sending, s);
-      failures.at(FailurePoint.AFTER_RESPONSE_BEFORE_ACK);
-      record(sending, result, s, counters);
     } catch (FencedOffException e) {
       counters.fencedOff.incrementAndGet();
       LOG.debug("fenced off: {}", e.getMessage());
+      return Next.DONE;
     }
+    return claimed.claimedFrom() == Status.UNKNOWN ? Next.RECONCILE : Next.SEND;
+  }
+
+  /** Marks up to {@code free} ready rows sending in one commit and starts their sends. */
+  private int dispatch(Deque<OutboxRecord> ready, int free, CompletionService<Sent> completions,
+      PassCounters counters) {
+    if (free <= 0 || ready.isEmpty()) {
+      return 0;
+    }
+    List<OutboxRecord> next = new ArrayList<>(Math.min(free, ready.size()));
+    while (next.size() < free && !ready.isEmpty()) {
+      next.add(ready.poll());
+    }
+    SessionRuntime.Snapshot s = session.current();
+    Instant now = clock.instant();
+    List<OutboxRecord> sending = store.markSending(next, now.plus(lease), now);
+    counters.fencedOff.addAndGet(next.size() - sending.size());
+    for (OutboxRecord r : sending) {
+      emit(r, Status.CLAIMED, "sending");
+      completions.submit(() -> send(r, s));
+    }
+    return sending.size();
+  }
+
+  private void releaseAll(Deque<OutboxRecord> ready, PassCounters counters) {
+    for (OutboxRecord r = ready.poll(); r != null; r = ready.poll()) {
+      try {
+        release(r, clock.instant(), "replay_paused", counters);
+      } catch (FencedOffException e) {
+        counters.fencedOff.incrementAndGet();
+      }
+    }
+  }
+
+  /** A request's answer, recorded by the pass thread. */
+  private record Sent(OutboxRecord sending, TransportResult result,
+      SessionRuntime.Snapshot session) {}
+
+  /**
+   * An outcome to write for a held row, and what to report once it commits.
+   *
+   * @param apply whether the {@link ResponseApplier} runs in the same transaction
+   */
+  private record Step(OutboxRecord held, Status expected, Outcome outcome, String reason,
+      boolean apply, StoredResponse response, AtomicInteger counter, boolean poison) {}
+
+  /**
+   * On a sender: a row whose last attempt may have reached the server. Returns the answer when
+   * it was resent, null when reconciliation settled it.
+   */
+  private Sent reconcileThenSend(OutboxRecord claimed, PassCounters counters) {
+    try {
+      SessionRuntime.Snapshot s = session.current();
+      if (reconciled(claimed, s, counters)) {
+        return null;
+      }
+      Instant now = clock.instant();
+      OutboxRecord sending = store.markSending(claimed.commandId(), claimed.fencingToken(),
+          now.plus(lease), now);
+      emit(sending, Status.CLAIMED, "sending");
+      return send(sending, s);
+    } catch (FencedOffException e) {
+      counters.fencedOff.incrementAndGet();
+      LOG.debug("fenced off: {}", e.getMessage());
+      return null;
+    }
+  }
+
+  /** On a sender: one attempt of a row already marked sending. */
+  private Sent send(OutboxRecord sending, SessionRuntime.Snapshot s) {
+    failures.at(FailurePoint.BEFORE_NETWORK_SEND);
+    TransportResult result = transport.send(sending, s);
+    failures.at(FailurePoint.AFTER_RESPONSE_BEFORE_ACK);
+    return new Sent(sending, result, s);
   }
 
   /** Asks the receiver first; true when that settled the row (acked or released). */
@@ -262,8 +386,8 @@ public final class Replayer<T> implements AutoCloseable {
     switch (answer.get().state()) {
       case COMMITTED -> {
         counters.reconciled.incrementAndGet();
-        ackAndApply(claimed, Status.CLAIMED, answer.get().response(), s, "reconciled_committed",
-            counters);
+        recordOne(ackStep(claimed, Status.CLAIMED, answer.get().response(), s,
+            "reconciled_committed", counters), counters);
         return true;
       }
       case PROCESSING -> {
@@ -276,95 +400,170 @@ public final class Replayer<T> implements AutoCloseable {
     }
   }
 
-  private void record(OutboxRecord sending, TransportResult result, SessionRuntime.Snapshot s,
-      PassCounters counters) {
+  /** What the answer to one attempt means for its row. */
+  private Step decide(Sent sent, PassCounters counters) {
+    OutboxRecord sending = sent.sending();
+    TransportResult result = sent.result();
     Instant now = clock.instant();
     ErrorInfo error = error(result.errorCode(), result.message(), now);
-    switch (result.kind()) {
-      case ACKED -> ackAndApply(sending, Status.SENDING, result.response(), s, "acked", counters);
+    return switch (result.kind()) {
+      case ACKED -> ackStep(sending, Status.SENDING, result.response(), sent.session(), "acked",
+          counters);
       case RETRYABLE, UNKNOWN -> {
         if (sending.attempt() + 1 >= retry.maxAttempts()) {
-          poison(sending, Status.SENDING, "poison_max_attempts", counters);
-          return;
+          yield poisonStep(sending, Status.SENDING, "poison_max_attempts", counters);
         }
         Instant next = retry.nextAttemptAt(sending.attempt() + 1, now, result.retryAfter());
-        boolean unknown = result.kind() == TransportResult.Kind.UNKNOWN;
-        (unknown ? counters.unknown : counters.retried).incrementAndGet();
-        finish(sending, Status.SENDING, unknown ? Outcome.unknown(next, error)
-            : Outcome.retryable(next, error));
+        yield result.kind() == TransportResult.Kind.UNKNOWN
+            ? step(sending, Outcome.unknown(next, error), counters.unknown)
+            : step(sending, Outcome.retryable(next, error), counters.retried);
       }
       case IN_PROGRESS -> {
-        counters.retried.incrementAndGet();
         Instant next = now.plus(result.retryAfter() != null ? result.retryAfter() : holdInterval);
-        finish(sending, Status.SENDING, Outcome.retryable(next, error).notCountedAsAttempt());
+        yield step(sending, Outcome.retryable(next, error).notCountedAsAttempt(),
+            counters.retried);
       }
-      case CONFLICT -> {
-        counters.conflicts.incrementAndGet();
-        finish(sending, Status.SENDING, Outcome.conflict(error, result.response()));
-      }
-      case REJECTED -> {
-        counters.rejected.incrementAndGet();
-        finish(sending, Status.SENDING, Outcome.rejected(error, result.response()));
-      }
+      case CONFLICT -> step(sending, Outcome.conflict(error, result.response()),
+          counters.conflicts);
+      case REJECTED -> step(sending, Outcome.rejected(error, result.response()),
+          counters.rejected);
       case UNAUTHORIZED -> {
-        refusedCredentials = s.credentials();
+        refusedCredentials = sent.session().credentials();
         pausedForCredentials = true;
         listener.onReplayPaused("credentials_refused");
-        counters.retried.incrementAndGet();
-        finish(sending, Status.SENDING, Outcome.retryable(now, error).notCountedAsAttempt());
+        yield step(sending, Outcome.retryable(now, error).notCountedAsAttempt(),
+            counters.retried);
       }
-    }
+    };
   }
 
-  /** Applies and acks in one transaction if the session fence admits the answer. */
-  private void ackAndApply(OutboxRecord held, Status expected, StoredResponse response,
+  private static Step step(OutboxRecord sending, Outcome outcome, AtomicInteger counter) {
+    return new Step(sending, Status.SENDING, outcome, reasonOf(outcome), false, null, counter,
+        false);
+  }
+
+  private static String reasonOf(Outcome outcome) {
+    return outcome.error() != null ? outcome.error().code() : outcome.status().wireName();
+  }
+
+  /** Acks and applies if the session fence admits the answer; otherwise retries later. */
+  private Step ackStep(OutboxRecord held, Status expected, StoredResponse response,
       SessionRuntime.Snapshot sentUnder, String reason, PassCounters counters) {
-    Instant now = clock.instant();
     if (!session.current().admits(sentUnder)) {
-      counters.retried.incrementAndGet();
-      finish(held, expected, Outcome.retryable(now, error("stale_response",
+      Instant now = clock.instant();
+      Outcome stale = Outcome.retryable(now, error("stale_response",
           "the session changed while the request was in flight; not applied", now))
-          .notCountedAsAttempt());
-      return;
+          .notCountedAsAttempt();
+      return new Step(held, expected, stale, reasonOf(stale), false, null, counters.retried,
+          false);
     }
-    OutboxRecord acked;
-    try {
-      // The fenced write first: a replayer that lost its lease is refused before any
-      // application code runs. Both commit together, or neither.
-      acked = store.inTransaction(tx -> {
-        OutboxRecord done = store.complete(tx, held.commandId(), held.fencingToken(), expected,
-            Outcome.acked(response), now);
-        applier.apply(tx, done, response);
-        return done;
-      });
-    } catch (FencedOffException e) {
-      throw e;
-    } catch (RuntimeException e) {
-      LOG.warn("applying the answer to command {} failed; it will be resent", held.commandId(), e);
-      counters.retried.incrementAndGet();
-      finish(held, expected, Outcome.retryable(retry.nextAttemptAt(held.attempt() + 1, now, null),
-          error("apply_failed", e.toString(), now)));
-      return;
-    }
-    counters.acked.incrementAndGet();
-    emit(acked, expected, reason);
+    return new Step(held, expected, Outcome.acked(response), reason, true, response,
+        counters.acked, false);
+  }
+
+  private Step poisonStep(OutboxRecord held, Status expected, String reason,
+      PassCounters counters) {
+    Outcome gaveUp = Outcome.rejected(error(reason, "gave up after " + (held.attempt()
+        + (expected == Status.SENDING ? 1 : 0)) + " attempts", clock.instant()), null);
+    return new Step(held, expected, gaveUp, reason, false, null, counters.rejected, true);
   }
 
   private void poison(OutboxRecord held, Status expected, String reason, PassCounters counters) {
-    Instant now = clock.instant();
-    counters.rejected.incrementAndGet();
-    OutboxRecord ended = store.complete(held.commandId(), held.fencingToken(), expected,
-        Outcome.rejected(error(reason, "gave up after " + (held.attempt()
-            + (expected == Status.SENDING ? 1 : 0)) + " attempts", now), null), now);
-    emit(ended, expected, reason);
-    listener.onPoison(ended, reason);
+    recordOne(poisonStep(held, expected, reason, counters), counters);
   }
 
   private void finish(OutboxRecord held, Status expected, Outcome outcome) {
     OutboxRecord after = store.complete(held.commandId(), held.fencingToken(), expected, outcome,
         clock.instant());
-    emit(after, expected, outcome.error() != null ? outcome.error().code()
-        : outcome.status().wireName());
+    emit(after, expected, reasonOf(outcome));
+  }
+
+  /**
+   * Records the answers in one transaction. If that fails (a row fenced off, an applier that
+   * threw) nothing of it is kept, and each is recorded in its own transaction instead.
+   */
+  private void recordAll(List<Sent> answered, PassCounters counters) {
+    List<Step> steps = new ArrayList<>(answered.size());
+    for (Sent sent : answered) {
+      steps.add(decide(sent, counters));
+    }
+    if (steps.size() > 1) {
+      try {
+        List<OutboxRecord> written = store.inTransaction(tx -> {
+          List<OutboxRecord> rows = new ArrayList<>(steps.size());
+          for (Step step : steps) {
+            rows.add(write(tx, step));
+          }
+          return rows;
+        });
+        for (int i = 0; i < steps.size(); i++) {
+          reported(steps.get(i), written.get(i));
+        }
+        return;
+      } catch (RuntimeException e) {
+        LOG.debug("recording {} answers together failed; recording each alone", steps.size(), e);
+      }
+    }
+    for (Step step : steps) {
+      recordOne(step, counters);
+    }
+  }
+
+  /** Records one outcome in its own transaction; an applier failure makes it a retry. */
+  private void recordOne(Step step, PassCounters counters) {
+    OutboxRecord held = step.held();
+    try {
+      reported(step, store.inTransaction(tx -> write(tx, step)));
+    } catch (FencedOffException e) {
+      counters.fencedOff.incrementAndGet();
+      LOG.debug("fenced off: {}", e.getMessage());
+    } catch (RuntimeException e) {
+      if (!step.apply()) {
+        LOG.warn("recording the outcome of command {} failed; its lease will expire and it is "
+            + "retried", held.commandId(), e);
+        return;
+      }
+      LOG.warn("applying the answer to command {} failed; it will be resent", held.commandId(), e);
+      Instant now = clock.instant();
+      Outcome retryLater = Outcome.retryable(retry.nextAttemptAt(held.attempt() + 1, now, null),
+          error("apply_failed", e.toString(), now));
+      recordOne(new Step(held, step.expected(), retryLater, "apply_failed", false, null,
+          counters.retried, false), counters);
+    }
+  }
+
+  /**
+   * The fenced write first: a replayer that lost its lease is refused before any application
+   * code runs. Row and applied state commit together, or neither.
+   */
+  private OutboxRecord write(T tx, Step step) throws Exception {
+    OutboxRecord held = step.held();
+    OutboxRecord after = store.complete(tx, held.commandId(), held.fencingToken(),
+        step.expected(), step.outcome(), clock.instant());
+    if (step.apply()) {
+      applier.apply(tx, after, step.response());
+    }
+    return after;
+  }
+
+  private void reported(Step step, OutboxRecord after) {
+    step.counter().incrementAndGet();
+    emit(after, step.expected(), step.reason());
+    if (step.poison()) {
+      listener.onPoison(after, step.reason());
+    }
+  }
+
+  private void addIfSent(List<Sent> answered, Future<Sent> done) throws InterruptedException {
+    try {
+      Sent sent = done.get();
+      if (sent != null) {
+        answered.add(sent);
+      }
+    } catch (ExecutionException e) {
+      LOG.warn("sending a command failed unexpectedly; its lease will expire and it is retried",
+          e.getCause());
+    }
   }
 
   private void release(OutboxRecord claimed, Instant nextAttemptAt, String reason,
@@ -411,17 +610,6 @@ public final class Replayer<T> implements AutoCloseable {
 
   private static ErrorInfo error(String code, String message, Instant at) {
     return new ErrorInfo(code, message, at);
-  }
-
-  private static void awaitQuietly(Future<?> f) {
-    try {
-      f.get();
-    } catch (ExecutionException e) {
-      LOG.warn("sending a command failed unexpectedly; its lease will expire and it is retried",
-          e.getCause());
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-    }
   }
 
   private static java.util.concurrent.ThreadFactory daemon(String name) {

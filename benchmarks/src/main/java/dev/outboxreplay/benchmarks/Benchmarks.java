@@ -9,7 +9,7 @@ import dev.outboxreplay.h2.Durability;
  * java -jar benchmarks/target/benchmarks.jar accept [operations] [threads] [rounds] [process|power]
  * java -jar benchmarks/target/benchmarks.jar inbox [messages] [rounds]
  * java -jar benchmarks/target/benchmarks.jar server [requests] [concurrency] [rounds]
- * java -jar benchmarks/target/benchmarks.jar replay [commands] [concurrency] [rounds]
+ * java -jar benchmarks/target/benchmarks.jar replay [commands] [concurrency] [rounds] [entities]
  * </pre>
  */
 public final class Benchmarks {
@@ -25,7 +25,7 @@ public final class Benchmarks {
               ? Durability.POWER_LOSS_SAFE : Durability.PROCESS_CRASH_SAFE).run();
       case "inbox" -> new InboxBenchmark(intArg(args, 1, 5_000), intArg(args, 2, 5)).run();
       case "replay" -> new ReplayBenchmark(intArg(args, 1, 10_000), intArg(args, 2, 8),
-          intArg(args, 3, 3)).run();
+          intArg(args, 3, 3), intArg(args, 4, 100)).run();
       case "server" -> new ServerBenchmark(intArg(args, 1, 5_000), intArg(args, 2, 8),
           intArg(args, 3, 3)).run();
       default -> {

@@ -21,7 +21,7 @@ import okhttp3.HttpUrl;
 import okhttp3.OkHttpClient;
 
 /**
- * Replays {@code commands} queued commands (over 100 entities) to the reference server on
+ * Replays {@code commands} queued commands (over {@code entities} entities, 100 by default) to the reference server on
  * loopback, next to a raw OkHttp POST loop of the same bodies and keys to a fresh reference
  * server at the same concurrency, with no client database. Same run; medians over rounds.
  */
@@ -29,16 +29,18 @@ final class ReplayBenchmark {
   private final int commands;
   private final int concurrency;
   private final int rounds;
+  private final int entities;
 
-  ReplayBenchmark(int commands, int concurrency, int rounds) {
+  ReplayBenchmark(int commands, int concurrency, int rounds, int entities) {
     this.commands = commands;
     this.concurrency = concurrency;
     this.rounds = rounds;
+    this.entities = entities;
   }
 
   void run() throws Exception {
-    System.out.printf("replay benchmark: %d commands over 100 entities, concurrency %d, "
-        + "%d rounds, loopback%n", commands, concurrency, rounds);
+    System.out.printf("replay benchmark: %d commands over %d entities, concurrency %d, "
+        + "%d rounds, loopback%n", commands, entities, concurrency, rounds);
     double[] raw = new double[rounds];
     double[] replay = new double[rounds];
     rawPosts(); // warm-up round, not measured: both sides reach steady JIT state first
@@ -66,7 +68,7 @@ final class ReplayBenchmark {
       try {
         return BenchSupport.postLoop(client, server.baseUrl() + "/note.put", concurrency,
             commands, n -> "raw-" + n,
-            n -> "{\"body\":\"note\",\"entity\":\"e" + (n % 100) + "\",\"seq\":" + n + "}");
+            n -> "{\"body\":\"note\",\"entity\":\"e" + (n % entities) + "\",\"seq\":" + n + "}");
       } finally {
         server.close();
         client.dispatcher().executorService().shutdown();
@@ -87,8 +89,8 @@ final class ReplayBenchmark {
       Outbox<Connection> outbox = Outbox.builder(store).build();
       List<OutboxCommand> batch = new ArrayList<>();
       for (int n = 0; n < commands; n++) {
-        batch.add(OutboxCommand.of(NotesApplication.OPERATION, "e" + (n % 100),
-            Map.of("entity", "e" + (n % 100), "seq", n, "body", "note")));
+        batch.add(OutboxCommand.of(NotesApplication.OPERATION, "e" + (n % entities),
+            Map.of("entity", "e" + (n % entities), "seq", n, "body", "note")));
         if (batch.size() == 1_000) {
           outbox.acceptAll(batch);
           batch.clear();

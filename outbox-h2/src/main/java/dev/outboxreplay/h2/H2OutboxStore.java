@@ -21,6 +21,7 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -101,7 +102,6 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
     if (limit < 1) {
       throw new IllegalArgumentException("limit < 1: " + limit);
     }
-    recoverExpiredLeases(now);
     return inTransaction("claim", c -> {
       List<OutboxRecord> claimed = sql.claim(c, owner, now.plus(lease), limit, now);
       c.commit();
@@ -115,6 +115,22 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
       Instant now) {
     return autoCommitted("mark sending",
         c -> sql.markSending(c, id, fencingToken, leaseExpiresAt, now));
+  }
+
+  @Override
+  public List<OutboxRecord> markSending(List<OutboxRecord> claimed, Instant leaseExpiresAt,
+      Instant now) {
+    if (claimed.isEmpty()) {
+      return List.of();
+    }
+    return autoCommitted("mark sending", c -> {
+      List<OutboxRecord> sending = new ArrayList<>(claimed.size());
+      for (OutboxRecord r : claimed) {
+        sql.markSendingIfHeld(c, r.commandId(), r.fencingToken(), leaseExpiresAt, now)
+            .ifPresent(sending::add);
+      }
+      return sending;
+    });
   }
 
   @Override
@@ -145,7 +161,10 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
 
   @Override
   public int recoverExpiredLeases(Instant now) {
-    return autoCommitted("recover expired leases", c -> sql.recoverExpiredSending(c, now));
+    return autoCommitted("recover expired leases", c -> {
+      sql.repairEntityHeads(c);
+      return sql.recoverExpiredSending(c, now);
+    });
   }
 
   @Override

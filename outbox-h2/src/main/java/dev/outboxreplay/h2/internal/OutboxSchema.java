@@ -7,10 +7,14 @@ import java.util.List;
  * The outbox table layout, documented in {@code docs/table-layout.md}. Times are epoch
  * milliseconds (UTC) in BIGINT columns.
  *
- * <p>Two generated columns carry the claim logic's indexes: {@code terminal} and {@code due_at}.
- * {@code due_at} is {@code next_attempt_at} for waiting rows, {@code lease_expires_at} for held
- * rows and {@link Long#MAX_VALUE} for terminal rows, so the range scan
- * {@code due_at <= now} over {@code idx_outbox_due} never reads a terminal row.
+ * <p>The claim reads {@code idx_outbox_claim (claim_due, seq)}. {@code claim_due} is generated:
+ * {@code lease_expires_at} for held rows, {@code next_attempt_at} for waiting rows that head
+ * their entity ({@code entity_head}), {@link #BLOCKED} for waiting rows behind an earlier open
+ * row of their entity, and {@link Long#MAX_VALUE} for terminal rows. The range scan
+ * {@code claim_due <= now} therefore reads neither terminal rows nor the backlog queued behind a
+ * busy entity, however long it is. {@code entity_head} is set at insert when the entity has no
+ * open row, passed on when a head becomes terminal, and repaired for rows whose insert raced
+ * with that hand-over (see {@link OutboxSql#repairEntityHeads}).
  */
 public final class OutboxSchema {
   /** Component name in {@code outbox_schema_history}. */
@@ -23,6 +27,18 @@ public final class OutboxSchema {
       + "payload, payload_hash, status, attempt, next_attempt_at, claim_owner, claimed_from, "
       + "fencing_token, lease_expires_at, session_version, last_error_code, last_error_message, "
       + "last_error_at, response_status, response_body, created_at, updated_at, schema_version";
+
+  /**
+   * {@code claim_due} of a waiting row that is not its entity's head: above every real time, below
+   * the terminal rows' {@link Long#MAX_VALUE}, so these rows form their own index range.
+   */
+  public static final long BLOCKED = Long.MAX_VALUE - 1;
+
+  /** Marks every open row with no earlier open row of its entity as the head (idempotent). */
+  private static final String REPAIR_ENTITY_HEADS_ALL = "UPDATE outbox_command c "
+      + "SET entity_head = TRUE WHERE c.entity_head = FALSE AND c.terminal = FALSE "
+      + "AND NOT EXISTS (SELECT 1 FROM outbox_command p WHERE p.entity_key = c.entity_key "
+      + "AND p.terminal = FALSE AND p.seq < c.seq)";
 
   public static final List<Migration> MIGRATIONS = List.of(
       new Migration(1, "outbox_command table, due and per-entity indexes, fencing sequence",
@@ -69,7 +85,21 @@ public final class OutboxSchema {
               + "from_status VARCHAR(20), to_status VARCHAR(20) NOT NULL, "
               + "fencing_token BIGINT NOT NULL, reason VARCHAR(100) NOT NULL, at BIGINT NOT NULL)",
           "CREATE INDEX IF NOT EXISTS idx_outbox_audit_command ON outbox_audit (command_id, id)",
-          "CREATE INDEX IF NOT EXISTS idx_outbox_audit_at ON outbox_audit (at)")));
+          "CREATE INDEX IF NOT EXISTS idx_outbox_audit_at ON outbox_audit (at)")),
+      new Migration(3, "entity_head flag and claim_due index: the claim reads entity heads only",
+          List.of(
+              "ALTER TABLE outbox_command ADD COLUMN IF NOT EXISTS "
+                  + "entity_head BOOLEAN DEFAULT FALSE NOT NULL",
+              REPAIR_ENTITY_HEADS_ALL,
+              "ALTER TABLE outbox_command ADD COLUMN IF NOT EXISTS claim_due BIGINT "
+                  + "GENERATED ALWAYS AS (CASE "
+                  + "WHEN status IN ('claimed', 'sending') THEN lease_expires_at "
+                  + "WHEN status IN ('queued', 'retryable_failed', 'unknown') THEN "
+                  + "CASE WHEN entity_head THEN next_attempt_at ELSE " + BLOCKED + " END "
+                  + "ELSE " + Long.MAX_VALUE + " END)",
+              "CREATE INDEX IF NOT EXISTS idx_outbox_claim ON outbox_command (claim_due, seq)",
+              "DROP INDEX IF EXISTS idx_outbox_due",
+              "ALTER TABLE outbox_command DROP COLUMN IF EXISTS due_at")));
 
   private OutboxSchema() {}
 }

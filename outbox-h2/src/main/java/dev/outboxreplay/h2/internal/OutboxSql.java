@@ -33,14 +33,17 @@ public final class OutboxSql {
   private static final String CAS = " WHERE command_id = ? AND status = ? AND fencing_token = ?)";
 
   /**
-   * Due rows that head their entity. Reads idx_outbox_due from its start up to {@code now}: held
-   * and waiting rows only, never terminal ones (their due_at is Long.MAX_VALUE).
+   * Due rows that head their entity. Reads idx_outbox_claim from its start up to {@code now}:
+   * held rows and waiting entity heads only, never terminal rows or the backlog behind a head.
+   * The NOT EXISTS check guards order should two rows of an entity both be flagged head (an
+   * operator requeue of an older row, or an insert that raced with a hand-over). A due
+   * {@code sending} row is one whose lease expired; the claim first records it as unknown.
    */
   static final String CANDIDATES = "SELECT command_id, status, fencing_token, claimed_from "
-      + "FROM outbox_command c WHERE c.due_at <= ? AND c.status <> 'sending' "
+      + "FROM outbox_command c WHERE c.claim_due <= ? "
       + "AND NOT EXISTS (SELECT 1 FROM outbox_command p WHERE p.entity_key = c.entity_key "
       + "AND p.terminal = FALSE AND p.seq < c.seq) "
-      + "ORDER BY c.due_at, c.seq LIMIT ?";
+      + "ORDER BY c.claim_due, c.seq LIMIT ?";
   private static final String CLAIM = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
       + "status = 'claimed', claimed_from = ?, claim_owner = ?, "
       + "fencing_token = NEXT VALUE FOR outbox_fencing_token, lease_expires_at = ?, "
@@ -59,17 +62,34 @@ public final class OutboxSql {
   private static final String RELEASE = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
       + "status = claimed_from, next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, "
       + "lease_expires_at = NULL, updated_at = ?" + CAS;
-  private static final String RECOVER_SENDING = "SELECT " + OutboxSchema.COLUMNS
+  private static final String RECOVER = "SELECT " + OutboxSchema.COLUMNS
       + " FROM FINAL TABLE (UPDATE outbox_command SET status = 'unknown', "
       + "attempt = attempt + 1, next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, "
       + "lease_expires_at = NULL, last_error_code = 'lease_expired_while_sending', "
       + "last_error_message = 'the sender stopped before recording an outcome; "
       + "the request may have reached the server', last_error_at = ?, updated_at = ? "
-      + "WHERE due_at <= ? AND status = 'sending')";
+      + "WHERE claim_due <= ? AND status = 'sending'";
+  private static final String RECOVER_SENDING = RECOVER + ")";
+  private static final String RECOVER_ONE = RECOVER + " AND command_id = ? AND fencing_token = ?)";
   private static final String AUDIT = "INSERT INTO outbox_audit (command_id, idempotency_key, "
       + "from_status, to_status, fencing_token, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)";
-  private static final String REQUEUE = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
-      + "status = 'queued', attempt = 0, next_attempt_at = ?, updated_at = ?" + CAS;
+  private static final String REQUEUE = SELECT + "FINAL TABLE (UPDATE outbox_command r SET "
+      + "status = 'queued', attempt = 0, next_attempt_at = ?, updated_at = ?, "
+      + "entity_head = NOT EXISTS (SELECT 1 FROM outbox_command p "
+      + "WHERE p.entity_key = r.entity_key AND p.terminal = FALSE AND p.seq < r.seq)" + CAS;
+  /**
+   * The oldest open row of an entity becomes its head (after the previous head ended). The
+   * ORDER BY names every column of idx_outbox_entity_open so H2 reads one index entry instead of
+   * sorting the entity's whole backlog.
+   */
+  static final String PROMOTE_NEXT_HEAD = "UPDATE outbox_command SET entity_head = TRUE "
+      + "WHERE command_id = (SELECT command_id FROM outbox_command "
+      + "WHERE entity_key = ? AND terminal = FALSE ORDER BY entity_key, terminal, seq LIMIT 1) "
+      + "AND entity_head = FALSE";
+  private static final String REPAIR_HEADS = "UPDATE outbox_command c SET entity_head = TRUE "
+      + "WHERE c.claim_due = " + OutboxSchema.BLOCKED + " AND NOT EXISTS (SELECT 1 "
+      + "FROM outbox_command p WHERE p.entity_key = c.entity_key AND p.terminal = FALSE "
+      + "AND p.seq < c.seq)";
 
   private final OutboxRows rows;
 
@@ -96,7 +116,15 @@ public final class OutboxSql {
     }
     List<OutboxRecord> claimed = new ArrayList<>(candidates.size());
     try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
-      for (Candidate candidate : candidates) {
+      for (Candidate due : candidates) {
+        Candidate candidate = due;
+        if (due.status() == Status.SENDING) {
+          Optional<OutboxRecord> recovered = recoverOne(c, due.id(), due.token(), now);
+          if (recovered.isEmpty()) {
+            continue;
+          }
+          candidate = new Candidate(due.id(), Status.UNKNOWN, due.token(), null);
+        }
         StateMachine.requireAllowed(candidate.status(), Status.CLAIMED);
         // An expired claim taken over keeps the status it was first claimed from.
         Status from = candidate.status() == Status.CLAIMED
@@ -120,12 +148,22 @@ public final class OutboxSql {
 
   public OutboxRecord markSending(Connection c, CommandId id, long token, Instant leaseExpiresAt,
       Instant now) throws SQLException {
+    return orFenced(c, markSendingIfHeld(c, id, token, leaseExpiresAt, now), id, Status.CLAIMED,
+        token);
+  }
+
+  /** Marks one claimed row sending; empty when the claim was lost. The caller commits. */
+  public Optional<OutboxRecord> markSendingIfHeld(Connection c, CommandId id, long token,
+      Instant leaseExpiresAt, Instant now) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(MARK_SENDING)) {
       ps.setLong(1, leaseExpiresAt.toEpochMilli());
       ps.setLong(2, now.toEpochMilli());
       bindCas(ps, 3, id, Status.CLAIMED, token);
-      return audited(c, orFenced(c, singleRow(ps), id, Status.CLAIMED, token), Status.CLAIMED,
-          "sending", now);
+      Optional<OutboxRecord> sending = singleRow(ps);
+      if (sending.isPresent()) {
+        audit(c, sending.get(), Status.CLAIMED, "sending", now);
+      }
+      return sending;
     }
   }
 
@@ -150,8 +188,33 @@ public final class OutboxSql {
       ps.setBytes(10, response == null ? null : response.body());
       ps.setLong(11, now.toEpochMilli());
       bindCas(ps, 12, id, expected, token);
-      return audited(c, orFenced(c, singleRow(ps), id, expected, token), expected,
+      OutboxRecord after = audited(c, orFenced(c, singleRow(ps), id, expected, token), expected,
           error != null ? error.code() : outcome.status().wireName(), now);
+      if (outcome.status().isTerminal()) {
+        promoteNextHead(c, after.entityKey());
+      }
+      return after;
+    }
+  }
+
+  private static void promoteNextHead(Connection c, String entityKey) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(PROMOTE_NEXT_HEAD)) {
+      ps.setString(1, entityKey);
+      ps.executeUpdate();
+    }
+  }
+
+  /**
+   * Flags as head every waiting row that has no earlier open row of its entity but is not
+   * flagged. That happens only when an accept committed while the entity's previous head was
+   * being completed in another transaction, each missing the other's change. Reads the
+   * {@code BLOCKED} range of idx_outbox_claim only. The caller commits.
+   *
+   * @return how many rows were repaired
+   */
+  public int repairEntityHeads(Connection c) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(REPAIR_HEADS)) {
+      return ps.executeUpdate();
     }
   }
 
@@ -184,6 +247,24 @@ public final class OutboxSql {
     }
   }
 
+  private Optional<OutboxRecord> recoverOne(Connection c, UUID id, long token, Instant now)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(RECOVER_ONE)) {
+      long at = now.toEpochMilli();
+      ps.setLong(1, at);
+      ps.setLong(2, at);
+      ps.setLong(3, at);
+      ps.setLong(4, at);
+      ps.setObject(5, id);
+      ps.setLong(6, token);
+      Optional<OutboxRecord> recovered = singleRow(ps);
+      if (recovered.isPresent()) {
+        audit(c, recovered.get(), Status.SENDING, "lease_expired_while_sending", now);
+      }
+      return recovered;
+    }
+  }
+
   public Optional<OutboxRecord> requeue(Connection c, OutboxRecord current, Instant now)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(REQUEUE)) {
@@ -199,11 +280,11 @@ public final class OutboxSql {
   }
 
   public Optional<Instant> nextDueAt(Connection c) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT MIN(due_at) FROM outbox_command");
+    try (PreparedStatement ps = c.prepareStatement("SELECT MIN(claim_due) FROM outbox_command");
         ResultSet rs = ps.executeQuery()) {
       rs.next();
       long due = rs.getLong(1);
-      return rs.wasNull() || due == Long.MAX_VALUE
+      return rs.wasNull() || due >= OutboxSchema.BLOCKED
           ? Optional.empty() : Optional.of(Instant.ofEpochMilli(due));
     }
   }
