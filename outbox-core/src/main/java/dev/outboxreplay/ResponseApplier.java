@@ -5,6 +5,12 @@ package dev.outboxreplay;
  * the command acked, so both commit or neither; it must not commit, roll back or close
  * {@code transaction}. It runs only when the session fence admits the answer.
  *
+ * <p>The replayer records several answers in one transaction when they arrive together; if any
+ * part of it fails, all of it rolls back and each answer is recorded again in its own
+ * transaction. An applier may therefore be called again for an answer whose earlier call was
+ * rolled back: it must keep its effects inside {@code transaction}. It is called on the
+ * replayer's pass thread, one call at a time.
+ *
  * @param <T> the store's transaction handle (for H2: {@code java.sql.Connection})
  */
 @FunctionalInterface

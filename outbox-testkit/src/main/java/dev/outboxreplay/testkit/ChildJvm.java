@@ -90,6 +90,19 @@ public final class ChildJvm implements AutoCloseable {
     }
   }
 
+  /** The lines the child printed since the last read, without waiting for more. */
+  public List<String> linesSoFar() {
+    List<String> ready = new ArrayList<>();
+    for (String line = lines.poll(); line != null; line = lines.poll()) {
+      if (line.equals(EOF)) {
+        lines.add(EOF);
+        break;
+      }
+      ready.add(line);
+    }
+    return ready;
+  }
+
   /** Every remaining line up to the end of the child's output; call after {@link #kill()}. */
   public List<String> remainingLines(Duration timeout) throws InterruptedException {
     List<String> rest = new ArrayList<>();
