@@ -231,11 +231,7 @@ public final class OutboxSql {
 
   public int recoverExpiredSending(Connection c, Instant now) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(RECOVER_SENDING)) {
-      long at = now.toEpochMilli();
-      ps.setLong(1, at);
-      ps.setLong(2, at);
-      ps.setLong(3, at);
-      ps.setLong(4, at);
+      bindRecoverTimes(ps, now);
       int recovered = 0;
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
@@ -247,14 +243,18 @@ public final class OutboxSql {
     }
   }
 
+  /** next_attempt_at, last_error_at, updated_at and the due bound of a recovery: all now. */
+  private static void bindRecoverTimes(PreparedStatement ps, Instant now) throws SQLException {
+    long at = now.toEpochMilli();
+    for (int i = 1; i <= 4; i++) {
+      ps.setLong(i, at);
+    }
+  }
+
   private Optional<OutboxRecord> recoverOne(Connection c, UUID id, long token, Instant now)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(RECOVER_ONE)) {
-      long at = now.toEpochMilli();
-      ps.setLong(1, at);
-      ps.setLong(2, at);
-      ps.setLong(3, at);
-      ps.setLong(4, at);
+      bindRecoverTimes(ps, now);
       ps.setObject(5, id);
       ps.setLong(6, token);
       Optional<OutboxRecord> recovered = singleRow(ps);
