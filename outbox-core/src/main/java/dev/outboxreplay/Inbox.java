@@ -1,5 +1,6 @@
 package dev.outboxreplay;
 
+import dev.outboxreplay.internal.Arguments;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -237,10 +238,7 @@ public final class Inbox<T> {
 
     /** Largest message {@link #receive} accepts. Default 1 MiB. */
     public Builder<T> maxMessageBytes(int maxMessageBytes) {
-      if (maxMessageBytes < 1) {
-        throw new IllegalArgumentException("maxMessageBytes < 1: " + maxMessageBytes);
-      }
-      this.maxMessageBytes = maxMessageBytes;
+      this.maxMessageBytes = Arguments.atLeastOne("maxMessageBytes", maxMessageBytes);
       return this;
     }
 

@@ -1,5 +1,6 @@
 package dev.outboxreplay;
 
+import dev.outboxreplay.internal.Arguments;
 import dev.outboxreplay.internal.CanonicalJson;
 import dev.outboxreplay.internal.CommandIdGenerator;
 import java.security.SecureRandom;
@@ -199,10 +200,7 @@ public final class Outbox<T> {
 
     /** Largest canonical payload in bytes. Default {@link #DEFAULT_MAX_PAYLOAD_BYTES} (1 MiB). */
     public Builder<T> maxPayloadBytes(int maxPayloadBytes) {
-      if (maxPayloadBytes < 1) {
-        throw new IllegalArgumentException("maxPayloadBytes < 1: " + maxPayloadBytes);
-      }
-      this.maxPayloadBytes = maxPayloadBytes;
+      this.maxPayloadBytes = Arguments.atLeastOne("maxPayloadBytes", maxPayloadBytes);
       return this;
     }
 

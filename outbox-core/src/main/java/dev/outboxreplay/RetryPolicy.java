@@ -1,5 +1,6 @@
 package dev.outboxreplay;
 
+import dev.outboxreplay.internal.Arguments;
 import io.github.resilience4j.core.IntervalFunction;
 import java.time.Duration;
 import java.time.Instant;
@@ -134,18 +135,12 @@ public final class RetryPolicy {
     }
 
     public Builder maxAttempts(int maxAttempts) {
-      if (maxAttempts < 1) {
-        throw new IllegalArgumentException("maxAttempts < 1: " + maxAttempts);
-      }
-      this.maxAttempts = maxAttempts;
+      this.maxAttempts = Arguments.atLeastOne("maxAttempts", maxAttempts);
       return this;
     }
 
     public Builder maxAge(Duration maxAge) {
-      if (maxAge.isNegative() || maxAge.isZero()) {
-        throw new IllegalArgumentException("maxAge <= 0: " + maxAge);
-      }
-      this.maxAge = maxAge;
+      this.maxAge = Arguments.positive("maxAge", maxAge);
       return this;
     }
 

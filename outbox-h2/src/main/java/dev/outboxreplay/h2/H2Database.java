@@ -5,6 +5,7 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.internal.H2Errors;
 import dev.outboxreplay.h2.internal.SchemaMigrator;
+import dev.outboxreplay.internal.Arguments;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -231,10 +232,7 @@ public final class H2Database implements AutoCloseable {
     /** How long a write waits for a row lock held by another transaction. Default 10 s. */
     public Builder lockTimeout(Duration lockTimeout) {
       Objects.requireNonNull(lockTimeout, "lockTimeout == null");
-      if (lockTimeout.isNegative() || lockTimeout.isZero()) {
-        throw new IllegalArgumentException("lockTimeout <= 0: " + lockTimeout);
-      }
-      this.lockTimeout = lockTimeout;
+      this.lockTimeout = Arguments.positive("lockTimeout", lockTimeout);
       return this;
     }
 

@@ -17,6 +17,7 @@ import dev.outboxreplay.h2.internal.OutboxInserter;
 import dev.outboxreplay.h2.internal.OutboxRows;
 import dev.outboxreplay.h2.internal.OutboxSchema;
 import dev.outboxreplay.h2.internal.OutboxSql;
+import dev.outboxreplay.internal.Arguments;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
@@ -96,12 +97,8 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
     if (owner.isBlank() || owner.length() > 200) {
       throw new IllegalArgumentException("owner must be 1-200 characters: '" + owner + "'");
     }
-    if (lease.isNegative() || lease.isZero()) {
-      throw new IllegalArgumentException("lease <= 0: " + lease);
-    }
-    if (limit < 1) {
-      throw new IllegalArgumentException("limit < 1: " + limit);
-    }
+    Arguments.positive("lease", lease);
+    Arguments.atLeastOne("limit", limit);
     return inTransaction("claim", c -> {
       List<OutboxRecord> claimed = sql.claim(c, owner, now.plus(lease), limit, now);
       c.commit();

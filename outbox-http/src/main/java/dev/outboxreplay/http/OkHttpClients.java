@@ -1,5 +1,6 @@
 package dev.outboxreplay.http;
 
+import dev.outboxreplay.internal.Arguments;
 import java.time.Duration;
 import okhttp3.OkHttpClient;
 
@@ -24,9 +25,7 @@ public final class OkHttpClients {
    * TLS, proxy and so on): no retry on connection failure, no redirects, a call timeout.
    */
   public static OkHttpClient.Builder configure(OkHttpClient.Builder builder, Duration callTimeout) {
-    if (callTimeout.isNegative() || callTimeout.isZero()) {
-      throw new IllegalArgumentException("callTimeout <= 0: " + callTimeout);
-    }
+    Arguments.positive("callTimeout", callTimeout);
     return builder
         .retryOnConnectionFailure(false)
         .followRedirects(false)

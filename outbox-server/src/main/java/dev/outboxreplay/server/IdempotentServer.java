@@ -6,6 +6,7 @@ import com.sun.net.httpserver.HttpServer;
 import dev.outboxreplay.HttpContract;
 import dev.outboxreplay.IdempotencyKey;
 import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.internal.Arguments;
 import dev.outboxreplay.server.internal.Exchanges;
 import dev.outboxreplay.server.internal.IdempotencyRecords;
 import dev.outboxreplay.server.internal.IdempotencyRecords.Record;
@@ -381,10 +382,7 @@ public final class IdempotentServer implements AutoCloseable {
 
     /** Request threads. Default 16. */
     public Builder threads(int threads) {
-      if (threads < 1) {
-        throw new IllegalArgumentException("threads < 1: " + threads);
-      }
-      this.threads = threads;
+      this.threads = Arguments.atLeastOne("threads", threads);
       return this;
     }
 
@@ -395,28 +393,19 @@ public final class IdempotentServer implements AutoCloseable {
 
     /** How long a key is remembered after its first use. Default 7 days. */
     public Builder retention(Duration retention) {
-      if (retention.isNegative() || retention.isZero()) {
-        throw new IllegalArgumentException("retention <= 0: " + retention);
-      }
-      this.retention = retention;
+      this.retention = Arguments.positive("retention", retention);
       return this;
     }
 
     /** How often expired keys are pruned. Default 1 minute. */
     public Builder pruneInterval(Duration pruneInterval) {
-      if (pruneInterval.isNegative() || pruneInterval.isZero()) {
-        throw new IllegalArgumentException("pruneInterval <= 0: " + pruneInterval);
-      }
-      this.pruneInterval = pruneInterval;
+      this.pruneInterval = Arguments.positive("pruneInterval", pruneInterval);
       return this;
     }
 
     /** Largest request body. Default 1 MiB. */
     public Builder maxBodyBytes(int maxBodyBytes) {
-      if (maxBodyBytes < 1) {
-        throw new IllegalArgumentException("maxBodyBytes < 1: " + maxBodyBytes);
-      }
-      this.maxBodyBytes = maxBodyBytes;
+      this.maxBodyBytes = Arguments.atLeastOne("maxBodyBytes", maxBodyBytes);
       return this;
     }
 
