@@ -1,5 +1,6 @@
 package dev.outboxreplay;
 
+import dev.outboxreplay.internal.Arguments;
 import dev.outboxreplay.internal.PassCounters;
 import java.io.IOException;
 import java.time.Clock;
@@ -175,8 +176,6 @@ public final class Replayer<T> implements AutoCloseable {
               counters.claimed.addAndGet(claimed.size());
               for (OutboxRecord r : claimed) {
                 emit(r, r.claimedFrom(), "claimed");
-              }
-              for (OutboxRecord r : claimed) {
                 switch (triage(r, counters)) {
                   case SEND -> ready.add(r);
                   case RECONCILE -> {
@@ -274,10 +273,9 @@ public final class Replayer<T> implements AutoCloseable {
             return Next.DONE;
           }
           case REJECT -> {
-            counters.rejected.incrementAndGet();
-            finish(claimed, Status.CLAIMED, Outcome.rejected(error("stale_session",
+            recordOne(step(claimed, Status.CLAIMED, Outcome.rejected(error("stale_session",
                 "accepted under session version " + claimed.sessionVersion() + ", now "
-                    + current, now), null));
+                    + current, now), null), counters.rejected), counters);
             return Next.DONE;
           }
           case RESEND -> { }
@@ -285,7 +283,7 @@ public final class Replayer<T> implements AutoCloseable {
       }
       String poison = retry.poisonReason(claimed, now);
       if (poison != null) {
-        poison(claimed, Status.CLAIMED, poison, counters);
+        recordOne(poisonStep(claimed, Status.CLAIMED, poison, counters), counters);
         return Next.DONE;
       }
     } catch (FencedOffException e) {
@@ -331,13 +329,14 @@ public final class Replayer<T> implements AutoCloseable {
   private record Sent(OutboxRecord sending, TransportResult result,
       SessionRuntime.Snapshot session) {}
 
-  /**
-   * An outcome to write for a held row, and what to report once it commits.
-   *
-   * @param apply whether the {@link ResponseApplier} runs in the same transaction
-   */
+  /** An outcome to write for a held row, and what to report once it commits. */
   private record Step(OutboxRecord held, Status expected, Outcome outcome, String reason,
-      boolean apply, StoredResponse response, AtomicInteger counter, boolean poison) {}
+      AtomicInteger counter, boolean poison) {
+    /** An ack: the {@link ResponseApplier} runs in the same transaction. */
+    boolean applies() {
+      return outcome.status() == Status.ACKED;
+    }
+  }
 
   /**
    * On a sender: a row whose last attempt may have reached the server. Returns the answer when
@@ -415,31 +414,32 @@ public final class Replayer<T> implements AutoCloseable {
         }
         Instant next = retry.nextAttemptAt(sending.attempt() + 1, now, result.retryAfter());
         yield result.kind() == TransportResult.Kind.UNKNOWN
-            ? step(sending, Outcome.unknown(next, error), counters.unknown)
-            : step(sending, Outcome.retryable(next, error), counters.retried);
+            ? step(sending, Status.SENDING, Outcome.unknown(next, error), counters.unknown)
+            : step(sending, Status.SENDING, Outcome.retryable(next, error), counters.retried);
       }
       case IN_PROGRESS -> {
         Instant next = now.plus(result.retryAfter() != null ? result.retryAfter() : holdInterval);
-        yield step(sending, Outcome.retryable(next, error).notCountedAsAttempt(),
+        yield step(sending, Status.SENDING, Outcome.retryable(next, error).notCountedAsAttempt(),
             counters.retried);
       }
-      case CONFLICT -> step(sending, Outcome.conflict(error, result.response()),
+      case CONFLICT -> step(sending, Status.SENDING, Outcome.conflict(error, result.response()),
           counters.conflicts);
-      case REJECTED -> step(sending, Outcome.rejected(error, result.response()),
+      case REJECTED -> step(sending, Status.SENDING, Outcome.rejected(error, result.response()),
           counters.rejected);
       case UNAUTHORIZED -> {
         refusedCredentials = sent.session().credentials();
         pausedForCredentials = true;
         listener.onReplayPaused("credentials_refused");
-        yield step(sending, Outcome.retryable(now, error).notCountedAsAttempt(),
+        yield step(sending, Status.SENDING, Outcome.retryable(now, error).notCountedAsAttempt(),
             counters.retried);
       }
     };
   }
 
-  private static Step step(OutboxRecord sending, Outcome outcome, AtomicInteger counter) {
-    return new Step(sending, Status.SENDING, outcome, reasonOf(outcome), false, null, counter,
-        false);
+  /** An outcome reported under its error code, or its status when it has none. */
+  private static Step step(OutboxRecord held, Status expected, Outcome outcome,
+      AtomicInteger counter) {
+    return new Step(held, expected, outcome, reasonOf(outcome), counter, false);
   }
 
   private static String reasonOf(Outcome outcome) {
@@ -454,28 +454,16 @@ public final class Replayer<T> implements AutoCloseable {
       Outcome stale = Outcome.retryable(now, error("stale_response",
           "the session changed while the request was in flight; not applied", now))
           .notCountedAsAttempt();
-      return new Step(held, expected, stale, reasonOf(stale), false, null, counters.retried,
-          false);
+      return step(held, expected, stale, counters.retried);
     }
-    return new Step(held, expected, Outcome.acked(response), reason, true, response,
-        counters.acked, false);
+    return new Step(held, expected, Outcome.acked(response), reason, counters.acked, false);
   }
 
   private Step poisonStep(OutboxRecord held, Status expected, String reason,
       PassCounters counters) {
     Outcome gaveUp = Outcome.rejected(error(reason, "gave up after " + (held.attempt()
         + (expected == Status.SENDING ? 1 : 0)) + " attempts", clock.instant()), null);
-    return new Step(held, expected, gaveUp, reason, false, null, counters.rejected, true);
-  }
-
-  private void poison(OutboxRecord held, Status expected, String reason, PassCounters counters) {
-    recordOne(poisonStep(held, expected, reason, counters), counters);
-  }
-
-  private void finish(OutboxRecord held, Status expected, Outcome outcome) {
-    OutboxRecord after = store.complete(held.commandId(), held.fencingToken(), expected, outcome,
-        clock.instant());
-    emit(after, expected, reasonOf(outcome));
+    return new Step(held, expected, gaveUp, reason, counters.rejected, true);
   }
 
   /**
@@ -518,7 +506,7 @@ public final class Replayer<T> implements AutoCloseable {
       counters.fencedOff.incrementAndGet();
       LOG.debug("fenced off: {}", e.getMessage());
     } catch (RuntimeException e) {
-      if (!step.apply()) {
+      if (!step.applies()) {
         LOG.warn("recording the outcome of command {} failed; its lease will expire and it is "
             + "retried", held.commandId(), e);
         return;
@@ -527,8 +515,7 @@ public final class Replayer<T> implements AutoCloseable {
       Instant now = clock.instant();
       Outcome retryLater = Outcome.retryable(retry.nextAttemptAt(held.attempt() + 1, now, null),
           error("apply_failed", e.toString(), now));
-      recordOne(new Step(held, step.expected(), retryLater, "apply_failed", false, null,
-          counters.retried, false), counters);
+      recordOne(step(held, step.expected(), retryLater, counters.retried), counters);
     }
   }
 
@@ -540,8 +527,8 @@ public final class Replayer<T> implements AutoCloseable {
     OutboxRecord held = step.held();
     OutboxRecord after = store.complete(tx, held.commandId(), held.fencingToken(),
         step.expected(), step.outcome(), clock.instant());
-    if (step.apply()) {
-      applier.apply(tx, after, step.response());
+    if (step.applies()) {
+      applier.apply(tx, after, step.outcome().response());
     }
     return after;
   }
@@ -676,28 +663,19 @@ public final class Replayer<T> implements AutoCloseable {
 
     /** Claim lease; must exceed the transport's call timeout. Default 60 s. */
     public Builder<T> lease(Duration lease) {
-      if (lease.isNegative() || lease.isZero()) {
-        throw new IllegalArgumentException("lease <= 0: " + lease);
-      }
-      this.lease = lease;
+      this.lease = Arguments.positive("lease", lease);
       return this;
     }
 
     /** Rows claimed at a time. Default 32. */
     public Builder<T> batchSize(int batchSize) {
-      if (batchSize < 1) {
-        throw new IllegalArgumentException("batchSize < 1: " + batchSize);
-      }
-      this.batchSize = batchSize;
+      this.batchSize = Arguments.atLeastOne("batchSize", batchSize);
       return this;
     }
 
     /** Sends in flight at once (different entities). Default 4. */
     public Builder<T> concurrency(int concurrency) {
-      if (concurrency < 1) {
-        throw new IllegalArgumentException("concurrency < 1: " + concurrency);
-      }
-      this.concurrency = concurrency;
+      this.concurrency = Arguments.atLeastOne("concurrency", concurrency);
       return this;
     }
 
@@ -709,19 +687,13 @@ public final class Replayer<T> implements AutoCloseable {
 
     /** Wait before looking again at a held, in-progress or processing command. Default 30 s. */
     public Builder<T> holdInterval(Duration holdInterval) {
-      if (holdInterval.isNegative() || holdInterval.isZero()) {
-        throw new IllegalArgumentException("holdInterval <= 0: " + holdInterval);
-      }
-      this.holdInterval = holdInterval;
+      this.holdInterval = Arguments.positive("holdInterval", holdInterval);
       return this;
     }
 
     /** How long audit entries are kept. Default 30 days. */
     public Builder<T> auditRetention(Duration auditRetention) {
-      if (auditRetention.isNegative() || auditRetention.isZero()) {
-        throw new IllegalArgumentException("auditRetention <= 0: " + auditRetention);
-      }
-      this.auditRetention = auditRetention;
+      this.auditRetention = Arguments.positive("auditRetention", auditRetention);
       return this;
     }
 

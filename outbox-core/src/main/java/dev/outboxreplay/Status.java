@@ -1,6 +1,7 @@
 package dev.outboxreplay;
 
 import java.util.Locale;
+import java.util.Map;
 
 /**
  * Where an outbox row is in its life. The names returned by {@link #wireName()} are what the
@@ -29,6 +30,20 @@ public enum Status {
   /** True for statuses only an operator action may leave: acked, conflict, rejected. */
   public boolean isTerminal() {
     return this == ACKED || this == CONFLICT || this == REJECTED;
+  }
+
+  /**
+   * How many rows are still open (not terminal) in counts such as
+   * {@link OutboxStore#countByStatus()}'s.
+   */
+  public static long countOpen(Map<Status, Long> countsByStatus) {
+    long open = 0;
+    for (Map.Entry<Status, Long> e : countsByStatus.entrySet()) {
+      if (!e.getKey().isTerminal()) {
+        open += e.getValue();
+      }
+    }
+    return open;
   }
 
   /** Lower-case name stored in the database and printed by tools, e.g. {@code retryable_failed}. */

@@ -56,6 +56,19 @@ class StateMachineTest {
   }
 
   @Test
+  void countOpenSumsEveryNonTerminalStatusOnly() {
+    java.util.Map<Status, Long> counts = new java.util.EnumMap<>(Status.class);
+    long expected = 0;
+    for (Status status : Status.values()) {
+      long n = 1L << status.ordinal();
+      counts.put(status, n);
+      expected += status.isTerminal() ? 0 : n;
+    }
+    assertThat(Status.countOpen(counts)).isEqualTo(expected).isEqualTo(1 + 2 + 4 + 8 + 16);
+    assertThat(Status.countOpen(java.util.Map.of())).isZero();
+  }
+
+  @Test
   void aSendingRowCanNeverGoBackToQueued() {
     assertThat(StateMachine.allowedInto(Status.QUEUED)).containsExactly(Status.CLAIMED);
   }

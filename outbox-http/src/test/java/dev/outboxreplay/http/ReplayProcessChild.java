@@ -14,7 +14,6 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Map;
 import java.util.SplittableRandom;
 import okhttp3.HttpUrl;
 
@@ -55,7 +54,7 @@ public final class ReplayProcessChild {
               OkHttpTransport.builder(url).callTimeout(lease.dividedBy(2)).build())
           .owner(owner).lease(lease).concurrency(4).batchSize(16).retryPolicy(retry)
           .holdInterval(Duration.ofMillis(100)).responseApplier(applier).build()) {
-        while (open(store) > 0 && Instant.now().isBefore(deadline)) {
+        while (Status.countOpen(store.countByStatus()) > 0 && Instant.now().isBefore(deadline)) {
           PassSummary pass = replayer.runPass();
           acked += pass.acked();
           System.out.println("acked " + acked);
@@ -71,15 +70,5 @@ public final class ReplayProcessChild {
       System.out.println("done " + acked);
       System.out.flush();
     }
-  }
-
-  private static long open(H2OutboxStore store) {
-    long open = 0;
-    for (Map.Entry<Status, Long> e : store.countByStatus().entrySet()) {
-      if (!e.getKey().isTerminal()) {
-        open += e.getValue();
-      }
-    }
-    return open;
   }
 }

@@ -206,8 +206,7 @@ final class DemoCommand implements Callable<Integer> {
         acked += pass.acked();
         reconciled += pass.reconciled();
         Map<Status, Long> counts = store.countByStatus();
-        long left = counts.entrySet().stream().filter(e -> !e.getKey().isTerminal())
-            .mapToLong(Map.Entry::getValue).sum();
+        long left = Status.countOpen(counts);
         if (left == 0 || System.nanoTime() - lastReport > TimeUnit.SECONDS.toNanos(1)) {
           lastReport = System.nanoTime();
           out.printf("    acked %d so far (%d by reconciliation); %d left%n",

@@ -83,8 +83,7 @@ final class ReplayCommand implements Callable<Integer> {
           while (true) {
             PassSummary pass = replayer.runPass();
             Map<Status, Long> counts = store.countByStatus();
-            long left = counts.entrySet().stream().filter(e -> !e.getKey().isTerminal())
-                .mapToLong(Map.Entry::getValue).sum();
+            long left = Status.countOpen(counts);
             err.printf("replay: acked %d, retrying %d, unknown %d, conflicts %d, rejected %d; "
                     + "%d left%n", pass.acked(), pass.retried(), pass.unknown(), pass.conflicts(),
                 pass.rejected(), left);
