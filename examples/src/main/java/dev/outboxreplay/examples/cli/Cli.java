@@ -3,16 +3,12 @@ package dev.outboxreplay.examples.cli;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.outboxreplay.OutboxRecord;
-import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.Status;
-import dev.outboxreplay.h2.H2Database;
 import java.io.PrintWriter;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.Map;
 import picocli.CommandLine;
 
-/** Shared pieces of the {@code outbox} subcommands: exit codes, opening files, JSON output. */
+/** Shared pieces of the {@code outbox} subcommands: exit codes and JSON output. */
 final class Cli {
   static final int OK = 0;
   static final int BAD_INPUT = 2;
@@ -30,23 +26,6 @@ final class Cli {
     Failure(int exitCode, String message) {
       super(message);
       this.exitCode = exitCode;
-    }
-  }
-
-  /** Opens an existing outbox file; never creates one. */
-  static H2Database openExisting(Path db) {
-    Path file = db.getFileName().toString().endsWith(".mv.db") ? db
-        : db.resolveSibling(db.getFileName() + ".mv.db");
-    if (!Files.exists(file)) {
-      throw new Failure(BAD_INPUT, "no outbox database at " + file);
-    }
-    if (!Files.isReadable(file)) {
-      throw new Failure(BAD_INPUT, "cannot read " + file);
-    }
-    try {
-      return H2Database.builder().file(db).createIfMissing(false).build();
-    } catch (OutboxStorageException e) {
-      throw new Failure(BAD_INPUT, e.getMessage());
     }
   }
 

@@ -8,11 +8,10 @@ import dev.outboxreplay.Status;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
-import picocli.CommandLine.Option;
+import picocli.CommandLine.Mixin;
 
 /** {@code outbox export}: every command as a JSON line, with its audit trail. */
 @Command(name = "export", mixinStandardHelpOptions = true,
@@ -20,13 +19,12 @@ import picocli.CommandLine.Option;
 final class ExportCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--db", required = true, description = "Outbox database file.")
-  Path db;
+  @Mixin ExistingOutboxFile outboxFile;
 
   @Override
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
-      try (H2Database database = Cli.openExisting(db)) {
+      try (H2Database database = outboxFile.open()) {
         H2OutboxStore store = H2OutboxStore.create(database);
         PrintWriter out = spec.commandLine().getOut();
         for (Status status : Status.values()) {

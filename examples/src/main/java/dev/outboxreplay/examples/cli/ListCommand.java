@@ -5,10 +5,10 @@ import dev.outboxreplay.Status;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code outbox list}: the commands in one status, in accept order. */
@@ -17,8 +17,7 @@ import picocli.CommandLine.Option;
 final class ListCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--db", required = true, description = "Outbox database file.")
-  Path db;
+  @Mixin ExistingOutboxFile outboxFile;
 
   @Option(names = "--status", required = true,
       description = "queued, claimed, sending, retryable_failed, unknown, acked, conflict, "
@@ -36,7 +35,7 @@ final class ListCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
       Status wanted = Cli.status(status);
-      try (H2Database database = Cli.openExisting(db)) {
+      try (H2Database database = outboxFile.open()) {
         PrintWriter out = spec.commandLine().getOut();
         for (OutboxRecord r : H2OutboxStore.create(database).list(wanted, limit)) {
           if (json) {

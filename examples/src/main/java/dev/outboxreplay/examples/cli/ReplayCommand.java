@@ -9,7 +9,6 @@ import dev.outboxreplay.http.OkHttpClients;
 import dev.outboxreplay.http.OkHttpTransport;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
@@ -23,6 +22,7 @@ import okhttp3.Request;
 import okhttp3.Response;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /**
@@ -38,8 +38,7 @@ final class ReplayCommand implements Callable<Integer> {
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--db", required = true, description = "Outbox database file.")
-  Path db;
+  @Mixin ExistingOutboxFile outboxFile;
 
   @Option(names = "--url", required = true, description = "Receiver base URL.")
   String url;
@@ -70,7 +69,7 @@ final class ReplayCommand implements Callable<Integer> {
       if (base == null) {
         throw new Cli.Failure(Cli.BAD_INPUT, "not an http(s) URL: " + url);
       }
-      try (H2Database database = Cli.openExisting(db)) {
+      try (H2Database database = outboxFile.open()) {
         requireReachable(base);
         H2OutboxStore store = H2OutboxStore.create(database);
         PrintWriter err = spec.commandLine().getErr();

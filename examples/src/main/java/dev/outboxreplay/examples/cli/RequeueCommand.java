@@ -4,12 +4,12 @@ import dev.outboxreplay.CommandId;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
-import java.nio.file.Path;
 import java.time.Instant;
 import java.util.NoSuchElementException;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code outbox requeue}: operator action putting a conflict or rejected command back. */
@@ -18,8 +18,7 @@ import picocli.CommandLine.Option;
 final class RequeueCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--db", required = true, description = "Outbox database file.")
-  Path db;
+  @Mixin ExistingOutboxFile outboxFile;
 
   @Option(names = "--id", required = true, description = "Command id.")
   String id;
@@ -33,7 +32,7 @@ final class RequeueCommand implements Callable<Integer> {
       } catch (IllegalArgumentException e) {
         throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage());
       }
-      try (H2Database database = Cli.openExisting(db)) {
+      try (H2Database database = outboxFile.open()) {
         OutboxRecord requeued;
         try {
           requeued = H2OutboxStore.create(database).requeue(commandId, Instant.now());

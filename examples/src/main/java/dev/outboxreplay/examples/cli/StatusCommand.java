@@ -5,7 +5,6 @@ import dev.outboxreplay.Status;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
@@ -16,6 +15,7 @@ import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
 /** {@code outbox status}: counts per status, oldest pending age, poison and unknown counts. */
@@ -24,8 +24,7 @@ import picocli.CommandLine.Option;
 final class StatusCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
-  @Option(names = "--db", required = true, description = "Outbox database file.")
-  Path db;
+  @Mixin ExistingOutboxFile outboxFile;
 
   @Option(names = "--json", description = "One JSON object instead of a table.")
   boolean json;
@@ -33,7 +32,7 @@ final class StatusCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
-      try (H2Database database = Cli.openExisting(db)) {
+      try (H2Database database = outboxFile.open()) {
         H2OutboxStore store = H2OutboxStore.create(database);
         Map<Status, Long> counts = store.countByStatus();
         // Aggregates over the documented layout (docs/table-layout.md): no row is loaded.
