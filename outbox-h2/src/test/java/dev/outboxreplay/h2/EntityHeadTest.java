@@ -23,8 +23,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The per-entity head flag that keeps the claim from reading queued backlogs: how it is set,
- * passed on, repaired after a race, and back-filled when a version 2 file is upgraded.
+ * The per-entity head flag that keeps the claim from reading queued backlogs: how a claim clears
+ * it, how it is passed on, repaired after a race, and back-filled when a version 2 file is
+ * upgraded.
  */
 class EntityHeadTest {
   private static final Duration LEASE = Duration.ofMinutes(1);
@@ -37,9 +38,17 @@ class EntityHeadTest {
       H2OutboxStore store = H2OutboxStore.create(db);
       Outbox<Connection> outbox = Outbox.builder(store).clock(clock).build();
       List<OutboxRecord> rows = outbox.acceptAll(List.of(cmd("a", 1), cmd("a", 2), cmd("a", 3)));
-      assertThat(heads(db)).containsExactly(rows.get(0).commandId().value());
+      // Accept is a plain insert: every new row is flagged until a claim sees it waiting.
+      assertThat(heads(db)).hasSize(3);
 
-      OutboxRecord first = claimOne(store);
+      List<OutboxRecord> claimed = store.claim("r", LEASE, 10, clock.instant());
+      assertThat(claimed).extracting(OutboxRecord::commandId)
+          .containsExactly(rows.get(0).commandId());
+      assertThat(heads(db)).as("the claim cleared the flag of the rows behind the head")
+          .containsExactly(rows.get(0).commandId().value());
+      assertThat(store.claim("r", LEASE, 10, clock.instant())).isEmpty();
+
+      OutboxRecord first = claimed.get(0);
       store.complete(first.commandId(), first.fencingToken(), Status.CLAIMED,
           Outcome.rejected(null, null), clock.instant());
       assertThat(heads(db)).containsExactly(rows.get(1).commandId().value());
@@ -58,7 +67,7 @@ class EntityHeadTest {
   }
 
   @Test
-  void aHeadLostToARacingAcceptIsRepairedByTheNextRecovery() throws Exception {
+  void aHeadClearedByARacingClaimIsRepairedByTheNextRecovery() throws Exception {
     try (H2Database db = H2Database.open(dir.resolve("race"))) {
       H2OutboxStore store = H2OutboxStore.create(db);
       Outbox<Connection> outbox = Outbox.builder(store).clock(clock).build();
@@ -67,8 +76,9 @@ class EntityHeadTest {
       OutboxRecord second = outbox.accept(cmd("a", 2));
       store.complete(held.commandId(), held.fencingToken(), Status.CLAIMED, Outcome.acked(null),
           clock.instant());
-      // What a race leaves behind: the accept of `second` read `first` as still open while the
-      // transaction completing `first` could not yet see `second`.
+      // What a race leaves behind: a claim read `second` as waiting behind `first` just before
+      // `first` was completed, and cleared its flag just after the hand-over (which still saw
+      // the flag set and so changed nothing) had committed.
       execute(db, "UPDATE outbox_command SET entity_head = FALSE WHERE command_id = '"
           + second.commandId().value() + "'");
       assertThat(store.claim("r", LEASE, 10, clock.instant())).isEmpty();

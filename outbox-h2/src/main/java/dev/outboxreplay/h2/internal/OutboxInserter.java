@@ -24,8 +24,8 @@ public final class OutboxInserter
   private static final String INSERT = "INSERT INTO outbox_command (command_id, idempotency_key, "
       + "operation, entity_key, payload, payload_hash, status, attempt, next_attempt_at, "
       + "fencing_token, session_version, created_at, updated_at, schema_version, entity_head) "
-      + "VALUES (?, ?, ?, ?, ?, ?, 'queued', 0, ?, 0, ?, ?, ?, " + OutboxSchema.ROW_FORMAT + ", "
-      + "NOT EXISTS (SELECT 1 FROM outbox_command WHERE entity_key = ? AND terminal = FALSE))";
+      + "VALUES (?, ?, ?, ?, ?, ?, 'queued', 0, ?, 0, ?, ?, ?, " + OutboxSchema.ROW_FORMAT
+      + ", TRUE)";
   private static final String BY_ID =
       "SELECT " + OutboxSchema.COLUMNS + " FROM outbox_command WHERE command_id = ?";
   private static final String BY_KEY =
@@ -148,7 +148,6 @@ public final class OutboxInserter
         ps.setLong(8, command.sessionVersion());
         ps.setLong(9, at);
         ps.setLong(10, at);
-        ps.setString(11, command.entityKey());
         ps.addBatch();
       }
       ps.executeBatch();

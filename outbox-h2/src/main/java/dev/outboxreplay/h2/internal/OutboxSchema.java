@@ -8,13 +8,16 @@ import java.util.List;
  * milliseconds (UTC) in BIGINT columns.
  *
  * <p>The claim reads {@code idx_outbox_claim (claim_due, seq)}. {@code claim_due} is generated:
- * {@code lease_expires_at} for held rows, {@code next_attempt_at} for waiting rows that head
- * their entity ({@code entity_head}), {@link #BLOCKED} for waiting rows behind an earlier open
- * row of their entity, and {@link Long#MAX_VALUE} for terminal rows. The range scan
+ * {@code lease_expires_at} for held rows, {@code next_attempt_at} for waiting rows flagged
+ * {@code entity_head}, {@link #BLOCKED} for waiting rows whose flag is cleared (they wait behind
+ * an earlier open row of their entity), and {@link Long#MAX_VALUE} for terminal rows. The range scan
  * {@code claim_due <= now} therefore reads neither terminal rows nor the backlog queued behind a
- * busy entity, however long it is. {@code entity_head} is set at insert when the entity has no
- * open row, passed on when a head becomes terminal, and repaired for rows whose insert raced
- * with that hand-over (see {@link OutboxSql#repairEntityHeads}).
+ * busy entity once a claim has seen it, however long it is. {@code entity_head} is a hint kept
+ * off the accept path: every insert sets it; the first claim that finds the row behind an open
+ * row of its entity clears it; it passes to the oldest open row when a head becomes terminal;
+ * and rows cleared by a claim that raced with that hand-over are repaired (see
+ * {@link OutboxSql#repairEntityHeads}). The claim still checks the order itself, so a stale
+ * {@code TRUE} costs a read, never an out-of-order send.
  */
 public final class OutboxSchema {
   /** Component name in {@code outbox_schema_history}. */

@@ -33,17 +33,20 @@ public final class OutboxSql {
   private static final String CAS = " WHERE command_id = ? AND status = ? AND fencing_token = ?)";
 
   /**
-   * Due rows that head their entity. Reads idx_outbox_claim from its start up to {@code now}:
-   * held rows and waiting entity heads only, never terminal rows or the backlog behind a head.
-   * The NOT EXISTS check guards order should two rows of an entity both be flagged head (an
-   * operator requeue of an older row, or an insert that raced with a hand-over). A due
+   * Due rows flagged as entity heads, oldest due first, each with whether an earlier row of its
+   * entity is still open ({@code behind}). Reads idx_outbox_claim from its start up to
+   * {@code now}: never terminal rows, nor rows already known to wait behind their head. A new
+   * row is flagged head at insert without looking (accept stays one plain insert); the first
+   * claim that finds it behind an open row clears the flag, so every later claim skips it. A due
    * {@code sending} row is one whose lease expired; the claim first records it as unknown.
    */
-  static final String CANDIDATES = "SELECT command_id, status, fencing_token, claimed_from "
-      + "FROM outbox_command c WHERE c.claim_due <= ? "
-      + "AND NOT EXISTS (SELECT 1 FROM outbox_command p WHERE p.entity_key = c.entity_key "
-      + "AND p.terminal = FALSE AND p.seq < c.seq) "
-      + "ORDER BY c.claim_due, c.seq LIMIT ?";
+  static final String CANDIDATES = "SELECT command_id, status, fencing_token, claimed_from, "
+      + "EXISTS (SELECT 1 FROM outbox_command p WHERE p.entity_key = c.entity_key "
+      + "AND p.terminal = FALSE AND p.seq < c.seq) AS behind "
+      + "FROM outbox_command c WHERE c.claim_due <= ? ORDER BY c.claim_due, c.seq LIMIT ?";
+  private static final int MIN_CLAIM_WINDOW = 256;
+  private static final String NOT_HEAD =
+      "UPDATE outbox_command SET entity_head = FALSE WHERE command_id = ?";
   private static final String CLAIM = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
       + "status = 'claimed', claimed_from = ?, claim_owner = ?, "
       + "fencing_token = NEXT VALUE FOR outbox_fencing_token, lease_expires_at = ?, "
@@ -75,8 +78,7 @@ public final class OutboxSql {
       + "from_status, to_status, fencing_token, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)";
   private static final String REQUEUE = SELECT + "FINAL TABLE (UPDATE outbox_command r SET "
       + "status = 'queued', attempt = 0, next_attempt_at = ?, updated_at = ?, "
-      + "entity_head = NOT EXISTS (SELECT 1 FROM outbox_command p "
-      + "WHERE p.entity_key = r.entity_key AND p.terminal = FALSE AND p.seq < r.seq)" + CAS;
+      + "entity_head = TRUE" + CAS;
   /**
    * The oldest open row of an entity becomes its head (after the previous head ended). The
    * ORDER BY names every column of idx_outbox_entity_open so H2 reads one index entry instead of
@@ -97,10 +99,46 @@ public final class OutboxSql {
     this.rows = rows;
   }
 
-  /** Claims up to {@code limit} due entity heads; the caller commits. */
+  /**
+   * Claims up to {@code limit} due entity heads; the caller commits. Rows found waiting behind an
+   * open row of their entity lose their head flag (in the same transaction) and the range is
+   * read again, so the claim still fills up when such rows came first.
+   */
   public List<OutboxRecord> claim(Connection c, String owner, Instant leaseExpiresAt, int limit,
       Instant now) throws SQLException {
-    record Candidate(UUID id, Status status, long token, Status claimedFrom) {}
+    List<OutboxRecord> claimed = new ArrayList<>();
+    boolean metBacklog = false;
+    while (true) {
+      // Once rows behind a head turn up, read a few hundred at a time: a backlog met for the
+      // first time is cleared in a few reads, not one read per `limit` rows.
+      int window = metBacklog ? Math.max(limit - claimed.size(), MIN_CLAIM_WINDOW)
+          : limit - claimed.size();
+      List<Candidate> due = candidates(c, now, window);
+      int cleared = 0;
+      try (PreparedStatement notHead = c.prepareStatement(NOT_HEAD);
+          PreparedStatement claim = c.prepareStatement(CLAIM)) {
+        for (Candidate candidate : due) {
+          if (candidate.behind()) {
+            notHead.setObject(1, candidate.id());
+            notHead.executeUpdate();
+            cleared++;
+          } else if (claimed.size() < limit) {
+            claimOne(c, claim, candidate, owner, leaseExpiresAt, now).ifPresent(claimed::add);
+          }
+        }
+      }
+      if (claimed.size() == limit || cleared == 0 || due.size() < window) {
+        return claimed; // full, or the due range holds no more heads to find
+      }
+      metBacklog = true;
+    }
+  }
+
+  private record Candidate(UUID id, Status status, long token, Status claimedFrom,
+      boolean behind) {}
+
+  private static List<Candidate> candidates(Connection c, Instant now, int limit)
+      throws SQLException {
     List<Candidate> candidates = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(CANDIDATES)) {
       ps.setLong(1, now.toEpochMilli());
@@ -110,40 +148,39 @@ public final class OutboxSql {
           String from = rs.getString(4);
           candidates.add(new Candidate(rs.getObject(1, UUID.class),
               Status.fromWireName(rs.getString(2)), rs.getLong(3),
-              from == null ? null : Status.fromWireName(from)));
+              from == null ? null : Status.fromWireName(from), rs.getBoolean(5)));
         }
       }
     }
-    List<OutboxRecord> claimed = new ArrayList<>(candidates.size());
-    try (PreparedStatement ps = c.prepareStatement(CLAIM)) {
-      for (Candidate due : candidates) {
-        Candidate candidate = due;
-        if (due.status() == Status.SENDING) {
-          Optional<OutboxRecord> recovered = recoverOne(c, due.id(), due.token(), now);
-          if (recovered.isEmpty()) {
-            continue;
-          }
-          candidate = new Candidate(due.id(), Status.UNKNOWN, due.token(), null);
-        }
-        StateMachine.requireAllowed(candidate.status(), Status.CLAIMED);
-        // An expired claim taken over keeps the status it was first claimed from.
-        Status from = candidate.status() == Status.CLAIMED
-            ? candidate.claimedFrom() : candidate.status();
-        ps.setString(1, from.wireName());
-        ps.setString(2, owner);
-        ps.setLong(3, leaseExpiresAt.toEpochMilli());
-        ps.setLong(4, now.toEpochMilli());
-        ps.setObject(5, candidate.id());
-        ps.setString(6, candidate.status().wireName());
-        ps.setLong(7, candidate.token());
-        Optional<OutboxRecord> row = singleRow(ps);
-        if (row.isPresent()) {
-          claimed.add(row.get());
-          audit(c, row.get(), candidate.status(), "claimed", now);
-        }
+    return candidates;
+  }
+
+  private Optional<OutboxRecord> claimOne(Connection c, PreparedStatement claim, Candidate due,
+      String owner, Instant leaseExpiresAt, Instant now) throws SQLException {
+    Status status = due.status();
+    Status firstClaimedFrom = due.claimedFrom();
+    if (status == Status.SENDING) {
+      if (recoverOne(c, due.id(), due.token(), now).isEmpty()) {
+        return Optional.empty();
       }
+      status = Status.UNKNOWN;
+      firstClaimedFrom = null;
     }
-    return claimed;
+    StateMachine.requireAllowed(status, Status.CLAIMED);
+    // An expired claim taken over keeps the status it was first claimed from.
+    Status from = status == Status.CLAIMED ? firstClaimedFrom : status;
+    claim.setString(1, from.wireName());
+    claim.setString(2, owner);
+    claim.setLong(3, leaseExpiresAt.toEpochMilli());
+    claim.setLong(4, now.toEpochMilli());
+    claim.setObject(5, due.id());
+    claim.setString(6, status.wireName());
+    claim.setLong(7, due.token());
+    Optional<OutboxRecord> row = singleRow(claim);
+    if (row.isPresent()) {
+      audit(c, row.get(), status, "claimed", now);
+    }
+    return row;
   }
 
   public OutboxRecord markSending(Connection c, CommandId id, long token, Instant leaseExpiresAt,
@@ -206,9 +243,9 @@ public final class OutboxSql {
 
   /**
    * Flags as head every waiting row that has no earlier open row of its entity but is not
-   * flagged. That happens only when an accept committed while the entity's previous head was
-   * being completed in another transaction, each missing the other's change. Reads the
-   * {@code BLOCKED} range of idx_outbox_claim only. The caller commits.
+   * flagged. That happens only when a claim cleared the flag of a row it saw behind an open row
+   * while that row was being completed in another transaction, whose hand-over still saw the
+   * flag set. Reads the {@code BLOCKED} range of idx_outbox_claim only. The caller commits.
    *
    * @return how many rows were repaired
    */

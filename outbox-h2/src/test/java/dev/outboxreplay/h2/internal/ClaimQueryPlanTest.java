@@ -74,7 +74,8 @@ class ClaimQueryPlanTest {
       assertThat(first).extracting(OutboxRecord::entityKey)
           .containsExactly("one-entity", "other-entity");
       assertThat(first.get(0).commandId()).isEqualTo(accepted.get(0).commandId());
-      // The head of one-entity is in flight: 1,999 rows wait behind it, none is due.
+      // That claim met the backlog and cleared its flags: 1,999 rows wait behind the head in
+      // flight, and no later claim reads them.
       assertThat(outerScanCount(db, clock.millis())).isLessThanOrEqualTo(2);
       assertThat(store.claim("r", Duration.ofMinutes(1), 10, clock.instant())).isEmpty();
 
