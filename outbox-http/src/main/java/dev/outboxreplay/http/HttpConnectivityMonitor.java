@@ -1,6 +1,7 @@
 package dev.outboxreplay.http;
 
 import dev.outboxreplay.ConnectivityMonitor;
+import dev.outboxreplay.internal.Arguments;
 import java.io.IOException;
 import java.time.Duration;
 import java.util.Objects;
@@ -37,19 +38,23 @@ public final class HttpConnectivityMonitor implements ConnectivityMonitor {
   public HttpConnectivityMonitor(HttpUrl baseUrl, Duration minInterval, Duration maxInterval) {
     this.client = OkHttpClients.create(Duration.ofSeconds(5));
     this.probe = Objects.requireNonNull(baseUrl, "baseUrl == null");
-    if (minInterval.isNegative() || minInterval.isZero()
-        || maxInterval.compareTo(minInterval) < 0) {
+    this.minInterval = Arguments.positive("minInterval", minInterval);
+    if (maxInterval.compareTo(minInterval) < 0) {
       throw new IllegalArgumentException("need 0 < minInterval <= maxInterval");
     }
-    this.minInterval = minInterval;
     this.maxInterval = maxInterval;
     this.nextDelay = minInterval;
   }
 
   @Override
   public void start(Runnable onNetworkAvailable) {
+    setOnAvailable(onNetworkAvailable);
+    scheduler.execute(this::probeAndReschedule);
+  }
+
+  /** Sets what {@link #probeOnce()} calls when the receiver answers after being down. */
+  void setOnAvailable(Runnable onNetworkAvailable) {
     this.onAvailable = Objects.requireNonNull(onNetworkAvailable, "onNetworkAvailable == null");
-    scheduler.execute(this::probeOnce);
   }
 
   /** True when the last probe got an HTTP answer. */
@@ -57,7 +62,18 @@ public final class HttpConnectivityMonitor implements ConnectivityMonitor {
     return !wasDown;
   }
 
-  private void probeOnce() {
+  private void probeAndReschedule() {
+    Duration delay = probeOnce();
+    if (!scheduler.isShutdown()) {
+      scheduler.schedule(this::probeAndReschedule, delay.toMillis(), TimeUnit.MILLISECONDS);
+    }
+  }
+
+  /**
+   * One probe: reports the network available when it answers after being down, and returns how
+   * long to wait before the next probe. Called on the monitor's thread (tests call it directly).
+   */
+  Duration probeOnce() {
     boolean up;
     try (Response ignored = client.newCall(new Request.Builder().url(probe).head().build())
         .execute()) {
@@ -75,9 +91,7 @@ public final class HttpConnectivityMonitor implements ConnectivityMonitor {
       nextDelay = wasDown ? min(nextDelay.multipliedBy(2), maxInterval) : minInterval;
       wasDown = true;
     }
-    if (!scheduler.isShutdown()) {
-      scheduler.schedule(this::probeOnce, nextDelay.toMillis(), TimeUnit.MILLISECONDS);
-    }
+    return nextDelay;
   }
 
   private static Duration min(Duration a, Duration b) {

@@ -14,27 +14,66 @@ import org.junit.jupiter.api.Test;
 
 /** Real probes over loopback: a port that refuses, then a server that answers on it. */
 class HttpConnectivityMonitorTest {
+  private static final Duration MIN = Duration.ofMillis(20);
+  private static final Duration MAX = Duration.ofMillis(200);
+
+  /** Probe by probe, no timer: the backoff while down and a single report when it answers. */
+  @Test
+  void probesBackOffWhileDownAndReportTheNetworkAvailableOnceWhenTheReceiverAnswers()
+      throws Exception {
+    int port = freePort();
+    AtomicInteger available = new AtomicInteger();
+    try (HttpConnectivityMonitor monitor = new HttpConnectivityMonitor(url(port), MIN, MAX)) {
+      monitor.setOnAvailable(available::incrementAndGet);
+      assertThat(monitor.probeOnce()).isEqualTo(Duration.ofMillis(40));
+      assertThat(monitor.probeOnce()).isEqualTo(Duration.ofMillis(80));
+      assertThat(monitor.probeOnce()).isEqualTo(Duration.ofMillis(160));
+      assertThat(monitor.probeOnce()).as("capped").isEqualTo(MAX);
+      assertThat(available.get()).isZero();
+      assertThat(monitor.reachable()).isFalse();
+
+      try (MockWebServer server = answering(port)) {
+        assertThat(monitor.probeOnce()).as("while up: every maxInterval").isEqualTo(MAX);
+        assertThat(available.get()).isEqualTo(1);
+        assertThat(monitor.reachable()).isTrue();
+        assertThat(monitor.probeOnce()).isEqualTo(MAX);
+        assertThat(available.get()).as("reported once, not per probe").isEqualTo(1);
+      }
+      assertThat(monitor.probeOnce()).as("just went down: probe again soon").isEqualTo(MIN);
+      assertThat(monitor.reachable()).isFalse();
+    }
+  }
+
+  /** The timer-driven loop started by {@code start}, end to end. */
   @Test
   void reportsTheNetworkAvailableOnceTheReceiverAnswersAfterBeingDown() throws Exception {
-    int port;
-    try (ServerSocket probeFree = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-      port = probeFree.getLocalPort();
-    }
+    int port = freePort();
     AtomicInteger available = new AtomicInteger();
-    try (HttpConnectivityMonitor monitor = new HttpConnectivityMonitor(
-        HttpUrl.get("http://127.0.0.1:" + port + "/"), Duration.ofMillis(20),
-        Duration.ofMillis(200))) {
+    try (HttpConnectivityMonitor monitor = new HttpConnectivityMonitor(url(port), MIN, MAX)) {
       monitor.start(available::incrementAndGet);
-      Awaitility.await().during(Duration.ofMillis(300)).atMost(Duration.ofSeconds(5))
-          .until(() -> available.get() == 0 && !monitor.reachable());
-      try (MockWebServer server = new MockWebServer()) {
-        for (int i = 0; i < 100; i++) {
-          server.enqueue(new MockResponse.Builder().code(204).build());
-        }
-        server.start(InetAddress.getLoopbackAddress(), port);
+      try (MockWebServer server = answering(port)) {
         Awaitility.await().atMost(Duration.ofSeconds(10)).until(() -> available.get() == 1);
         assertThat(monitor.reachable()).isTrue();
       }
     }
+  }
+
+  private static int freePort() throws Exception {
+    try (ServerSocket probeFree = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      return probeFree.getLocalPort();
+    }
+  }
+
+  private static HttpUrl url(int port) {
+    return HttpUrl.get("http://127.0.0.1:" + port + "/");
+  }
+
+  private static MockWebServer answering(int port) throws Exception {
+    MockWebServer server = new MockWebServer();
+    for (int i = 0; i < 100; i++) {
+      server.enqueue(new MockResponse.Builder().code(204).build());
+    }
+    server.start(InetAddress.getLoopbackAddress(), port);
+    return server;
   }
 }
