@@ -2,7 +2,6 @@ package dev.outboxreplay;
 
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -58,27 +57,35 @@ public interface OutboxStore<T> extends AutoCloseable {
   OutboxRecord markSending(CommandId id, long fencingToken, Instant leaseExpiresAt, Instant now);
 
   /**
-   * Moves several claimed rows to sending, each under its own claim's fencing token, and makes
-   * the change durable before returning (the H2 store commits them together). A row whose claim
-   * was lost is left as it is and missing from the result; it never fails the others.
+   * Moves several claimed rows to sending, each under its own claim's fencing token, in one
+   * transaction that is durable when this returns. A row whose claim was lost is left as it is and
+   * missing from the result; it never fails the others.
    *
-   * <p>The default implementation calls {@link #markSending} once per row.
+   * <p>The default implementation runs {@link #markSending(Object, List, Instant, Instant)} in
+   * {@link #inTransaction}.
    *
    * @param claimed rows as returned by {@link #claim}
    * @return the rows now sending, in the order given
    */
   default List<OutboxRecord> markSending(List<OutboxRecord> claimed, Instant leaseExpiresAt,
       Instant now) {
-    List<OutboxRecord> sending = new ArrayList<>(claimed.size());
-    for (OutboxRecord r : claimed) {
-      try {
-        sending.add(markSending(r.commandId(), r.fencingToken(), leaseExpiresAt, now));
-      } catch (FencedOffException e) {
-        // lost to another owner: not ours to send
-      }
+    if (claimed.isEmpty()) {
+      return List.of();
     }
-    return sending;
+    return inTransaction(tx -> markSending(tx, claimed, leaseExpiresAt, now));
   }
+
+  /**
+   * Like {@link #markSending(List, Instant, Instant)} inside the caller's open transaction, so
+   * that the replayer can record earlier answers and start the next sends in one commit. The rows
+   * are sending only once the caller commits; a lost claim never fails the transaction. Never
+   * commits or closes it.
+   *
+   * @param claimed rows as returned by {@link #claim}
+   * @return the rows sending if the transaction commits, in the order given
+   */
+  List<OutboxRecord> markSending(T transaction, List<OutboxRecord> claimed,
+      Instant leaseExpiresAt, Instant now);
 
   /**
    * Records an outcome for a row held with {@code fencingToken} in status {@code expected}
@@ -148,7 +155,13 @@ public interface OutboxStore<T> extends AutoCloseable {
    */
   List<AuditEntry> auditTrail(CommandId id);
 
-  /** Deletes audit entries older than {@code before}; returns how many. */
+  /**
+   * Deletes audit entries older than {@code before}, in the order they were written: pruning stops
+   * at the first entry written at or after {@code before}. An entry written after it with an
+   * older time (a process whose clock was behind) stays until a later prune reaches it.
+   *
+   * @return how many entries were deleted
+   */
   int pruneAudit(Instant before);
 
   /**

@@ -143,11 +143,11 @@ public final class Replayer<T> implements AutoCloseable {
    * overlap.
    *
    * <p>The pass thread claims rows in batches and keeps up to {@code concurrency} sends in
-   * flight. Senders only send; the pass thread records the answers that arrived, together in one
-   * transaction (one by one if that fails), marks the next rows sending together and hands them
-   * over. A row is therefore recorded as sending right before its request goes out, a sender is
-   * free for the next request as soon as an answer arrives, and new claims overlap the sends
-   * still in flight.
+   * flight. Senders only send; the pass thread records the answers that arrived and marks as many
+   * claimed rows sending as there are free senders, in one transaction (one by one if that
+   * fails), and hands those rows over. A row is therefore recorded as sending right before its
+   * request goes out, a sender is free for the next request as soon as an answer arrives, and new
+   * claims overlap the sends still in flight.
    */
   public PassSummary runPass() {
     synchronized (passLock) {
@@ -160,15 +160,23 @@ public final class Replayer<T> implements AutoCloseable {
       store.recoverExpiredLeases(clock.instant());
       CompletionService<Sent> completions = new ExecutorCompletionService<>(senders);
       Deque<OutboxRecord> ready = new ArrayDeque<>();
+      List<Sent> answered = new ArrayList<>();
       int active = 0;
       try {
         int claims = 0;
         boolean mayClaim = true;
         while (true) {
+          List<Sent> arrived = answered;
+          answered = new ArrayList<>(); // handed over: never recorded twice, even on a throw
           if (pausedReason() != null) {
+            recordAndDispatch(arrived, new ArrayDeque<>(), 0, completions, counters);
             releaseAll(ready, counters);
             mayClaim = false;
           } else {
+            // a finished row may have unblocked its entity's next command
+            mayClaim |= !arrived.isEmpty();
+            active += recordAndDispatch(arrived, ready, concurrency - active, completions,
+                counters);
             if (mayClaim && ready.size() < concurrency && claims < MAX_CLAIMS_PER_PASS) {
               List<OutboxRecord> claimed = store.claim(owner, lease, batchSize, clock.instant());
               claims++;
@@ -185,8 +193,9 @@ public final class Replayer<T> implements AutoCloseable {
                   case DONE -> { }
                 }
               }
+              active += recordAndDispatch(List.of(), ready, concurrency - active, completions,
+                  counters);
             }
-            active += dispatch(ready, concurrency - active, completions, counters);
           }
           if (active == 0) {
             if (ready.isEmpty() && (!mayClaim || claims >= MAX_CLAIMS_PER_PASS)) {
@@ -194,20 +203,16 @@ public final class Replayer<T> implements AutoCloseable {
             }
             continue;
           }
-          List<Sent> answered = new ArrayList<>();
           addIfSent(answered, completions.take());
           active--;
           for (Future<Sent> f = completions.poll(); f != null; f = completions.poll()) {
             addIfSent(answered, f);
             active--;
           }
-          recordAll(answered, counters);
-          mayClaim = true; // a finished row may have unblocked its entity's next command
         }
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
       } finally {
-        List<Sent> answered = new ArrayList<>();
         for (; active > 0; active--) {
           try {
             addIfSent(answered, completions.take());
@@ -216,7 +221,7 @@ public final class Replayer<T> implements AutoCloseable {
             break;
           }
         }
-        recordAll(answered, counters);
+        recordAndDispatch(answered, new ArrayDeque<>(), 0, completions, counters);
       }
       pruneAuditNowAndThen();
       return counters.summary(pausedReason());
@@ -292,27 +297,6 @@ public final class Replayer<T> implements AutoCloseable {
       return Next.DONE;
     }
     return claimed.claimedFrom() == Status.UNKNOWN ? Next.RECONCILE : Next.SEND;
-  }
-
-  /** Marks up to {@code free} ready rows sending in one commit and starts their sends. */
-  private int dispatch(Deque<OutboxRecord> ready, int free, CompletionService<Sent> completions,
-      PassCounters counters) {
-    if (free <= 0 || ready.isEmpty()) {
-      return 0;
-    }
-    List<OutboxRecord> next = new ArrayList<>(Math.min(free, ready.size()));
-    while (next.size() < free && !ready.isEmpty()) {
-      next.add(ready.poll());
-    }
-    SessionRuntime.Snapshot s = session.current();
-    Instant now = clock.instant();
-    List<OutboxRecord> sending = store.markSending(next, now.plus(lease), now);
-    counters.fencedOff.addAndGet(next.size() - sending.size());
-    for (OutboxRecord r : sending) {
-      emit(r, Status.CLAIMED, "sending");
-      completions.submit(() -> send(r, s));
-    }
-    return sending.size();
   }
 
   private void releaseAll(Deque<OutboxRecord> ready, PassCounters counters) {
@@ -467,35 +451,64 @@ public final class Replayer<T> implements AutoCloseable {
   }
 
   /**
-   * Records the answers in one transaction. If that fails (a row fenced off, an applier that
-   * threw) nothing of it is kept, and each is recorded in its own transaction instead.
+   * Records the answers and marks up to {@code free} ready rows sending, all in one transaction,
+   * then starts those rows' sends. If that transaction fails (a row fenced off, an applier that
+   * threw) nothing of it is kept: each answer is then recorded in its own transaction and the
+   * rows are marked sending in one more.
+   *
+   * @return how many sends were started
    */
-  private void recordAll(List<Sent> answered, PassCounters counters) {
+  private int recordAndDispatch(List<Sent> answered, Deque<OutboxRecord> ready, int free,
+      CompletionService<Sent> completions, PassCounters counters) {
     List<Step> steps = new ArrayList<>(answered.size());
     for (Sent sent : answered) {
       steps.add(decide(sent, counters));
     }
-    if (steps.size() > 1) {
+    List<OutboxRecord> next = new ArrayList<>(Math.max(0, Math.min(free, ready.size())));
+    while (next.size() < free && !ready.isEmpty()) {
+      next.add(ready.poll());
+    }
+    if (steps.isEmpty() && next.isEmpty()) {
+      return 0;
+    }
+    SessionRuntime.Snapshot s = session.current();
+    Instant now = clock.instant();
+    Instant leaseEnd = now.plus(lease);
+    List<OutboxRecord> sending = null;
+    if (steps.size() > 1 || (steps.size() == 1 && !next.isEmpty())) {
       try {
-        List<OutboxRecord> written = store.inTransaction(tx -> {
+        Written written = store.inTransaction(tx -> {
           List<OutboxRecord> rows = new ArrayList<>(steps.size());
           for (Step step : steps) {
             rows.add(write(tx, step));
           }
-          return rows;
+          return new Written(rows, next.isEmpty() ? List.of()
+              : store.markSending(tx, next, leaseEnd, now));
         });
         for (int i = 0; i < steps.size(); i++) {
-          reported(steps.get(i), written.get(i));
+          reported(steps.get(i), written.recorded().get(i));
         }
-        return;
+        sending = written.sending();
       } catch (RuntimeException e) {
         LOG.debug("recording {} answers together failed; recording each alone", steps.size(), e);
       }
     }
-    for (Step step : steps) {
-      recordOne(step, counters);
+    if (sending == null) {
+      for (Step step : steps) {
+        recordOne(step, counters);
+      }
+      sending = store.markSending(next, leaseEnd, now);
     }
+    counters.fencedOff.addAndGet(next.size() - sending.size());
+    for (OutboxRecord r : sending) {
+      emit(r, Status.CLAIMED, "sending");
+      completions.submit(() -> send(r, s));
+    }
+    return sending.size();
   }
+
+  /** What one transaction of {@link #recordAndDispatch} wrote. */
+  private record Written(List<OutboxRecord> recorded, List<OutboxRecord> sending) {}
 
   /** Records one outcome in its own transaction; an applier failure makes it a retry. */
   private void recordOne(Step step, PassCounters counters) {

@@ -31,6 +31,12 @@ final class BenchSupport {
 
   private BenchSupport() {}
 
+  /** CPU time this process has used so far, all threads. */
+  static long processCpuNanos() {
+    return ((com.sun.management.OperatingSystemMXBean)
+        java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
+  }
+
   static double median(double[] values) {
     double[] sorted = values.clone();
     Arrays.sort(sorted);

@@ -21,9 +21,10 @@ import okhttp3.HttpUrl;
 import okhttp3.OkHttpClient;
 
 /**
- * Replays {@code commands} queued commands (over {@code entities} entities, 100 by default) to the reference server on
- * loopback, next to a raw OkHttp POST loop of the same bodies and keys to a fresh reference
- * server at the same concurrency, with no client database. Same run; medians over rounds.
+ * Replays {@code commands} queued commands (over {@code entities} entities, 100 by default) to
+ * the reference server on loopback, next to a raw OkHttp POST loop of the same bodies and keys to
+ * a fresh reference server at the same concurrency, with no client database. Same run; medians
+ * over rounds, after two warm-up rounds of each.
  */
 final class ReplayBenchmark {
   private final int commands;
@@ -43,32 +44,57 @@ final class ReplayBenchmark {
         + "%d rounds, loopback%n", commands, entities, concurrency, rounds);
     double[] raw = new double[rounds];
     double[] replay = new double[rounds];
-    rawPosts(); // warm-up round, not measured: both sides reach steady JIT state first
-    replay();
+    double[] rawCpu = new double[rounds];
+    double[] replayCpu = new double[rounds];
+    // Two warm-up rounds, not measured: the server's code keeps getting faster through the first.
+    for (int warmUp = 0; warmUp < 2; warmUp++) {
+      rawPosts();
+      replay();
+    }
     for (int round = 0; round < rounds; round++) {
-      raw[round] = rawPosts();
-      replay[round] = replay();
-      System.out.printf("  round %d: raw OkHttp %.0f/s, replayer %.0f/s (%.2f)%n", round + 1,
-          raw[round], replay[round], replay[round] / raw[round]);
+      Measured r = rawPosts();
+      Measured p = replay();
+      raw[round] = r.perSecond();
+      replay[round] = p.perSecond();
+      rawCpu[round] = r.cpuMicrosPerCommand();
+      replayCpu[round] = p.cpuMicrosPerCommand();
+      System.out.printf("  round %d: raw OkHttp %.0f/s, replayer %.0f/s (%.2f); CPU per command "
+          + "%.0f us vs %.0f us%n", round + 1, raw[round], replay[round],
+          replay[round] / raw[round], rawCpu[round], replayCpu[round]);
     }
     double r = BenchSupport.median(raw);
     double p = BenchSupport.median(replay);
     System.out.printf("medians over %d rounds:%n", rounds);
-    System.out.printf("raw OkHttp POST loop, no database : %7.0f commands/s (baseline)%n", r);
+    System.out.printf("raw OkHttp POST loop, no database : %7.0f commands/s (baseline), "
+        + "%4.0f us CPU per command%n", r, BenchSupport.median(rawCpu));
     System.out.printf("replayer from the H2 outbox       : %7.0f commands/s, ratio %.2f "
-        + "(target >= 0.50)%n", p, p / r);
+        + "(target >= 0.50), %4.0f us CPU per command%n", p, p / r,
+        BenchSupport.median(replayCpu));
+    System.out.println("(CPU: this process, client and reference server together)");
   }
 
-  private double rawPosts() throws Exception {
+  /** A timed section: commands per second and this process's CPU time per command. */
+  private record Measured(double perSecond, double cpuMicrosPerCommand) {}
+
+  private Measured measure(long startNanos, long startCpuNanos) {
+    long elapsed = System.nanoTime() - startNanos;
+    long cpu = BenchSupport.processCpuNanos() - startCpuNanos;
+    return new Measured(commands / (elapsed / 1e9), cpu / 1e3 / commands);
+  }
+
+  private Measured rawPosts() throws Exception {
     Path dir = Files.createTempDirectory("replay-bench");
     try (H2Database serverDb = H2Database.builder().file(dir.resolve("server"))
         .maxPoolSize(24).build()) {
       IdempotentServer server = server(serverDb);
       OkHttpClient client = BenchSupport.client(concurrency);
       try {
-        return BenchSupport.postLoop(client, server.baseUrl() + "/note.put", concurrency,
-            commands, n -> "raw-" + n,
+        long start = System.nanoTime();
+        long cpu = BenchSupport.processCpuNanos();
+        BenchSupport.postLoop(client, server.baseUrl() + "/note.put", concurrency, commands,
+            n -> "raw-" + n,
             n -> "{\"body\":\"note\",\"entity\":\"e" + (n % entities) + "\",\"seq\":" + n + "}");
+        return measure(start, cpu);
       } finally {
         server.close();
         client.dispatcher().executorService().shutdown();
@@ -78,7 +104,7 @@ final class ReplayBenchmark {
     }
   }
 
-  private double replay() throws Exception {
+  private Measured replay() throws Exception {
     Path dir = Files.createTempDirectory("replay-bench");
     try (H2Database serverDb = H2Database.builder().file(dir.resolve("server"))
             .maxPoolSize(24).build();
@@ -102,13 +128,14 @@ final class ReplayBenchmark {
       try (Replayer<Connection> replayer = Replayer.builder(store, transport)
           .concurrency(concurrency).batchSize(100).build()) {
         long start = System.nanoTime();
+        long cpu = BenchSupport.processCpuNanos();
         while (store.countByStatus().get(Status.ACKED) < commands) {
           PassSummary pass = replayer.runPass();
           if (pass.idle()) {
             throw new IllegalStateException("replay stalled: " + store.countByStatus());
           }
         }
-        return commands / ((System.nanoTime() - start) / 1e9);
+        return measure(start, cpu);
       } finally {
         server.close();
       }

@@ -115,19 +115,18 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
   }
 
   @Override
-  public List<OutboxRecord> markSending(List<OutboxRecord> claimed, Instant leaseExpiresAt,
-      Instant now) {
-    if (claimed.isEmpty()) {
-      return List.of();
-    }
-    return autoCommitted("mark sending", c -> {
+  public List<OutboxRecord> markSending(Connection transaction, List<OutboxRecord> claimed,
+      Instant leaseExpiresAt, Instant now) {
+    try {
+      requireOpenTransaction(transaction);
       List<OutboxRecord> sending = new ArrayList<>(claimed.size());
       for (OutboxRecord r : claimed) {
-        sql.markSendingIfHeld(c, r.commandId(), r.fencingToken(), leaseExpiresAt, now)
-            .ifPresent(sending::add);
+        sql.markSendingIfHeld(transaction, r, leaseExpiresAt, now).ifPresent(sending::add);
       }
       return sending;
-    });
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), "mark sending in caller transaction", e);
+    }
   }
 
   @Override

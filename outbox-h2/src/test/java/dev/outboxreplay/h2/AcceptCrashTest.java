@@ -22,6 +22,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Durable accept under real process kills: whatever a child printed after {@code accept}
  * returned must be in the file after SIGKILL, byte for byte, and the file must open every time.
+ * The sequences, which reserve values ahead ({@code OutboxSchema.SEQUENCE_CACHE}), must keep
+ * increasing across the kills: accept order ({@code seq}) is the order the accepts returned in,
+ * and every fencing token is larger than all those handed out before it.
  * Set {@code -Dcrash.seed=N} to replay a run; the seed is printed.
  */
 class AcceptCrashTest {
@@ -37,6 +40,7 @@ class AcceptCrashTest {
     SplittableRandom random = new SplittableRandom(seed);
     Path base = dir.resolve("crash");
     Map<CommandId, Acked> acked = new LinkedHashMap<>();
+    List<Long> tokens = new ArrayList<>();
     int killedWhileOpening = 0;
 
     for (int round = 0; round < ROUNDS; round++) {
@@ -61,12 +65,17 @@ class AcceptCrashTest {
           Acked a = new Acked(CommandId.parse(f[1]), f[2], Integer.parseInt(f[3]),
               Integer.parseInt(f[4]));
           acked.put(a.id(), a);
+        } else if (f.length == 3 && f[0].equals("TOKEN") && f[2].equals("END")) {
+          tokens.add(Long.parseLong(f[1]));
         }
       }
       verify(base, acked, seed, round);
     }
+    assertThat(tokens).as("seed %d: fencing tokens in the order they were handed out", seed)
+        .hasSizeGreaterThan(ROUNDS).isSorted().doesNotHaveDuplicates();
     System.out.println("AcceptCrashTest: " + ROUNDS + " kills (" + killedWhileOpening
-        + " while opening), " + acked.size() + " acknowledged accepts, all present");
+        + " while opening), " + acked.size() + " acknowledged accepts, all present, in accept "
+        + "order; " + tokens.size() + " fencing tokens, increasing");
     assertThat(acked).isNotEmpty();
   }
 
@@ -81,8 +90,30 @@ class AcceptCrashTest {
             AcceptLoopChild.payloadJson(a.round(), a.n()).getBytes(StandardCharsets.UTF_8));
         assertThat(r.payload().bytes()).as("payload of %s", a.id()).isEqualTo(expected.bytes());
         assertThat(r.payload().sha256Hex()).isEqualTo(a.sha256()).isEqualTo(expected.sha256Hex());
-        assertThat(r.status()).isEqualTo(Status.QUEUED);
+        // a child killed between claim and release leaves its row claimed
+        assertThat(r.status()).isIn(Status.QUEUED, Status.CLAIMED);
+      }
+      assertThat(seqOrder(db, acked.keySet())).as("seed %d round %d: accept order", seed, round)
+          .containsExactlyElementsOf(acked.keySet());
+    } catch (java.sql.SQLException e) {
+      throw new AssertionError(e);
+    }
+  }
+
+  /** The given commands in {@code seq} order. */
+  private static List<CommandId> seqOrder(H2Database db, java.util.Set<CommandId> ids)
+      throws java.sql.SQLException {
+    List<CommandId> order = new ArrayList<>();
+    try (java.sql.Connection c = db.dataSource().getConnection();
+        java.sql.ResultSet rs = c.createStatement().executeQuery(
+            "SELECT command_id FROM outbox_command ORDER BY seq")) {
+      while (rs.next()) {
+        CommandId id = new CommandId(rs.getObject(1, java.util.UUID.class));
+        if (ids.contains(id)) {
+          order.add(id);
+        }
       }
     }
+    return order;
   }
 }

@@ -188,4 +188,45 @@ class H2OutboxStoreTest {
       assertThat(ps.executeUpdate()).isEqualTo(1);
     }
   }
+
+  @Test
+  void upgradingAVersion3FileCachesSequenceValuesAndDropsTheAuditTimeIndex() throws Exception {
+    Path file = dir.resolve("v3");
+    try (H2Database v3 = H2Database.open(file)) {
+      v3.migrate(dev.outboxreplay.h2.internal.OutboxSchema.COMPONENT,
+          dev.outboxreplay.h2.internal.OutboxSchema.MIGRATIONS.subList(0, 3));
+      assertThat(auditTimeIndexExists(v3)).isTrue();
+      assertThat(sequenceCaches(v3)).containsOnly(32L);
+    }
+    try (H2Database upgraded = H2Database.open(file)) {
+      H2OutboxStore.create(upgraded);
+      assertThat(auditTimeIndexExists(upgraded)).isFalse();
+      assertThat(sequenceCaches(upgraded)).as("seq, audit id, fencing token").hasSize(3)
+          .containsOnly((long) dev.outboxreplay.h2.internal.OutboxSchema.SEQUENCE_CACHE);
+    }
+  }
+
+  private static boolean auditTimeIndexExists(H2Database db) throws Exception {
+    try (Connection c = db.dataSource().getConnection();
+        var rs = c.createStatement().executeQuery("SELECT COUNT(*) FROM "
+            + "INFORMATION_SCHEMA.INDEXES WHERE INDEX_NAME = 'IDX_OUTBOX_AUDIT_AT'")) {
+      rs.next();
+      return rs.getLong(1) > 0;
+    }
+  }
+
+  /** The cache of the outbox's identity columns and of its fencing token sequence. */
+  private static List<Long> sequenceCaches(H2Database db) throws Exception {
+    List<Long> caches = new java.util.ArrayList<>();
+    try (Connection c = db.dataSource().getConnection();
+        var rs = c.createStatement().executeQuery("SELECT IDENTITY_CACHE FROM "
+            + "INFORMATION_SCHEMA.COLUMNS WHERE IS_IDENTITY = 'YES' AND TABLE_NAME IN "
+            + "('OUTBOX_COMMAND', 'OUTBOX_AUDIT') UNION ALL SELECT CACHE FROM "
+            + "INFORMATION_SCHEMA.SEQUENCES WHERE SEQUENCE_NAME = 'OUTBOX_FENCING_TOKEN'")) {
+      while (rs.next()) {
+        caches.add(rs.getLong(1));
+      }
+    }
+    return caches;
+  }
 }

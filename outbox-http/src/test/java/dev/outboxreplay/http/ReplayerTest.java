@@ -325,6 +325,37 @@ class ReplayerTest {
   }
 
   @Test
+  void rowsToSendNextStillGoOutWhenTheTransactionTheyWereMarkedInRollsBack() throws Exception {
+    // Two senders, four entities: the answer of one of the first two sends is recorded in the
+    // same transaction that marks a waiting row sending. Its applier throws, so that transaction
+    // rolls back, and the waiting rows must then be marked and sent on their own.
+    List<OutboxRecord> cmds = new ArrayList<>();
+    for (int i = 0; i < 4; i++) {
+      cmds.add(f.accept("entity-" + i, 1));
+    }
+    CommandId bad = cmds.get(1).commandId();
+    ResponseApplier<Connection> applier = (tx, command, response) -> {
+      if (command.commandId().equals(bad)) {
+        throw new IllegalStateException("local state refuses this answer");
+      }
+    };
+    try (Replayer<Connection> replayer = Replayer.builder(f.store, f.transport).clock(f.clock)
+        .concurrency(2).batchSize(4).responseApplier(applier).build()) {
+      PassSummary pass = replayer.runPass();
+      assertThat(pass.acked()).isEqualTo(3);
+      assertThat(pass.retried()).isEqualTo(1);
+    }
+    for (OutboxRecord cmd : cmds) {
+      OutboxRecord now = f.store.find(cmd.commandId()).orElseThrow();
+      assertThat(now.status()).isEqualTo(cmd.commandId().equals(bad)
+          ? Status.RETRYABLE_FAILED : Status.ACKED);
+      assertThat(f.notes.effectCount("default", cmd.idempotencyKey().value())).isEqualTo(1);
+      assertThat(f.store.auditTrail(cmd.commandId())).extracting(OutboxStore.AuditEntry::to)
+          .as("marked sending once, by the commit that counted").containsOnlyOnce(Status.SENDING);
+    }
+  }
+
+  @Test
   void commandsOfAnOlderSessionAreHeldByDefault() {
     OutboxRecord old = f.accept("n1", 1);
     f.session.set(new SessionRuntime.Snapshot("default", 1, false, "token-9"));

@@ -417,6 +417,52 @@ public abstract class OutboxStoreContract<T> {
   }
 
   @Test
+  void pruningTheAuditKeepsEntriesWrittenAtOrAfterTheCutoff() {
+    OutboxRecord old = accept("A", 1);
+    OutboxRecord held = claimOne("r");
+    clock.advance(Duration.ofDays(10));
+    store.markSending(old.commandId(), held.fencingToken(), now().plus(LEASE), now());
+    Instant cutoff = now();
+    clock.advance(Duration.ofDays(10));
+    store.complete(old.commandId(), held.fencingToken(), Status.SENDING, Outcome.acked(null),
+        now());
+    assertThat(store.pruneAudit(cutoff)).as("only the claim is older than the cutoff")
+        .isEqualTo(1);
+    assertThat(store.auditTrail(old.commandId())).extracting(OutboxStore.AuditEntry::to)
+        .containsExactly(Status.SENDING, Status.ACKED);
+    assertThat(store.pruneAudit(cutoff)).isZero();
+  }
+
+  @Test
+  void markingSendingInTheCallersTransactionCountsOnlyOnceItCommits() {
+    OutboxRecord a = accept("A", 1);
+    OutboxRecord b = accept("B", 1);
+    List<OutboxRecord> mine = List.of(claimOne("r"), claimOne("r"));
+    clock.advance(LEASE.plusSeconds(1));
+    // A's claim is lost to another owner: it is left out and does not fail B
+    assertThat(claimOne("other").commandId()).isEqualTo(a.commandId());
+
+    T rolledBack = beginTransaction(store);
+    assertThat(store.markSending(rolledBack, mine, now().plus(LEASE), now()))
+        .extracting(OutboxRecord::commandId).containsExactly(b.commandId());
+    rollback(rolledBack);
+    assertThat(store.find(b.commandId()).orElseThrow().status()).isEqualTo(Status.CLAIMED);
+
+    T committed = beginTransaction(store);
+    List<OutboxRecord> sending = store.markSending(committed, mine, now().plus(LEASE), now());
+    commit(committed);
+    assertThat(sending).singleElement().satisfies(r -> {
+      assertThat(r.commandId()).isEqualTo(b.commandId());
+      assertThat(r.status()).isEqualTo(Status.SENDING);
+      assertThat(r.leaseExpiresAt()).isEqualTo(now().plus(LEASE));
+    });
+    assertThat(store.find(b.commandId()).orElseThrow().status()).isEqualTo(Status.SENDING);
+    OutboxRecord lost = store.find(a.commandId()).orElseThrow();
+    assertThat(lost.status()).isEqualTo(Status.CLAIMED);
+    assertThat(lost.claimOwner()).isEqualTo("other");
+  }
+
+  @Test
   void nextDueAtIsTheEarliestNextAttemptOrLeaseEndAndEmptyWhenAllIsDone() {
     assertThat(store.nextDueAt()).isEmpty();
     OutboxRecord accepted = accept("note-1", 1);

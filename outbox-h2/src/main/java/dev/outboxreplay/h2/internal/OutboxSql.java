@@ -51,8 +51,10 @@ public final class OutboxSql {
       + "status = 'claimed', claimed_from = ?, claim_owner = ?, "
       + "fencing_token = NEXT VALUE FOR outbox_fencing_token, lease_expires_at = ?, "
       + "updated_at = ?" + CAS;
-  private static final String MARK_SENDING = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
-      + "status = 'sending', lease_expires_at = ?, updated_at = ?" + CAS;
+  /** A plain update: a held row changes only through its holder, so the caller knows the rest. */
+  private static final String MARK_SENDING = "UPDATE outbox_command SET status = 'sending', "
+      + "lease_expires_at = ?, updated_at = ? "
+      + "WHERE command_id = ? AND status = ? AND fencing_token = ?";
   private static final String COMPLETE = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
       + "status = ?, attempt = attempt + ?, next_attempt_at = COALESCE(?, next_attempt_at), "
       + "claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
@@ -76,6 +78,8 @@ public final class OutboxSql {
   private static final String RECOVER_ONE = RECOVER + " AND command_id = ? AND fencing_token = ?)";
   private static final String AUDIT = "INSERT INTO outbox_audit (command_id, idempotency_key, "
       + "from_status, to_status, fencing_token, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)";
+  static final String PRUNE_AUDIT = "DELETE FROM outbox_audit WHERE at < ? AND id < COALESCE("
+      + "(SELECT id FROM outbox_audit WHERE at >= ? ORDER BY id LIMIT 1), " + Long.MAX_VALUE + ")";
   private static final String REQUEUE = SELECT + "FINAL TABLE (UPDATE outbox_command r SET "
       + "status = 'queued', attempt = 0, next_attempt_at = ?, updated_at = ?, "
       + "entity_head = TRUE" + CAS;
@@ -185,23 +189,47 @@ public final class OutboxSql {
 
   public OutboxRecord markSending(Connection c, CommandId id, long token, Instant leaseExpiresAt,
       Instant now) throws SQLException {
-    return orFenced(c, markSendingIfHeld(c, id, token, leaseExpiresAt, now), id, Status.CLAIMED,
-        token);
+    Optional<OutboxRecord> sending = markSendingRow(c, id, token, leaseExpiresAt, now)
+        ? find(c, id) : Optional.empty();
+    if (sending.isPresent()) {
+      audit(c, sending.get(), Status.CLAIMED, "sending", now);
+    }
+    return orFenced(c, sending, id, Status.CLAIMED, token);
   }
 
-  /** Marks one claimed row sending; empty when the claim was lost. The caller commits. */
-  public Optional<OutboxRecord> markSendingIfHeld(Connection c, CommandId id, long token,
+  /**
+   * Marks one claimed row sending; empty when the claim was lost. The caller commits. The row is
+   * not read back: while the claim holds, only its holder changes the row, so it is
+   * {@code claimed} with the new status, lease end and update time.
+   */
+  public Optional<OutboxRecord> markSendingIfHeld(Connection c, OutboxRecord claimed,
+      Instant leaseExpiresAt, Instant now) throws SQLException {
+    if (!markSendingRow(c, claimed.commandId(), claimed.fencingToken(), leaseExpiresAt, now)) {
+      return Optional.empty();
+    }
+    OutboxRecord r = claimed;
+    OutboxRecord sending = new OutboxRecord(r.commandId(), r.idempotencyKey(), r.operation(),
+        r.entityKey(), r.payload(), Status.SENDING, r.attempt(), r.nextAttemptAt(),
+        r.claimOwner(), r.claimedFrom(), r.fencingToken(), millis(leaseExpiresAt),
+        r.sessionVersion(), r.lastError(), r.response(), r.createdAt(), millis(now),
+        r.schemaVersion(), r.acceptSequence());
+    audit(c, sending, Status.CLAIMED, "sending", now);
+    return Optional.of(sending);
+  }
+
+  private static boolean markSendingRow(Connection c, CommandId id, long token,
       Instant leaseExpiresAt, Instant now) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(MARK_SENDING)) {
       ps.setLong(1, leaseExpiresAt.toEpochMilli());
       ps.setLong(2, now.toEpochMilli());
       bindCas(ps, 3, id, Status.CLAIMED, token);
-      Optional<OutboxRecord> sending = singleRow(ps);
-      if (sending.isPresent()) {
-        audit(c, sending.get(), Status.CLAIMED, "sending", now);
-      }
-      return sending;
+      return ps.executeUpdate() == 1;
     }
+  }
+
+  /** An instant as the table stores it: whole milliseconds. */
+  private static Instant millis(Instant at) {
+    return Instant.ofEpochMilli(at.toEpochMilli());
   }
 
   public OutboxRecord complete(Connection c, CommandId id, long token, Status expected,
@@ -347,9 +375,15 @@ public final class OutboxSql {
     }
   }
 
+  /**
+   * Deletes the audit entries older than {@code before} that come before the first entry at or
+   * after it in write ({@code id}) order. Reads only that prefix of the primary key, so the
+   * audit table needs no index on {@code at}, which every insert would pay for.
+   */
   public int pruneAudit(Connection c, Instant before) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("DELETE FROM outbox_audit WHERE at < ?")) {
+    try (PreparedStatement ps = c.prepareStatement(PRUNE_AUDIT)) {
       ps.setLong(1, before.toEpochMilli());
+      ps.setLong(2, before.toEpochMilli());
       return ps.executeUpdate();
     }
   }

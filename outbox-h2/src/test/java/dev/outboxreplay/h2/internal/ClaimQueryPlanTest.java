@@ -105,6 +105,62 @@ class ClaimQueryPlanTest {
     }
   }
 
+  @Test
+  void pruningTheAuditReadsOnlyTheEntriesItDeletesAndOneMore() throws Exception {
+    ManualClock clock = ManualClock.startingAtEpoch2026();
+    try (H2Database db = H2Database.open(dir.resolve("audit"))) {
+      H2OutboxStore store = H2OutboxStore.create(db);
+      Outbox<Connection> outbox = Outbox.builder(store).clock(clock).build();
+      List<OutboxCommand> commands = new ArrayList<>();
+      for (int i = 0; i < 1_000; i++) {
+        commands.add(OutboxCommand.of("op", "e-" + i, Map.of("n", i)));
+      }
+      outbox.acceptAll(commands);
+      store.claim("r", Duration.ofMinutes(1), 1_000, clock.instant()); // 1,000 audit entries
+      long cutoff = clock.millis() + 1;
+      clock.advance(Duration.ofSeconds(1));
+      store.claim("r", Duration.ofMinutes(1), 1_000, clock.instant().plus(Duration.ofMinutes(2)));
+
+      // Nothing older than the first entry: a row or two read, not the 2,000.
+      assertThat(pruneScanCounts(db, cutoff - 10_000)).allMatch(n -> n <= 2);
+      // The 1,000 old entries and the first newer one or two, not the 1,000 after them.
+      assertThat(pruneScanCounts(db, cutoff)).allMatch(n -> n <= 1_002);
+      // EXPLAIN ANALYZE ran the delete: exactly the newer half is left
+      try (Connection c = db.dataSource().getConnection();
+          ResultSet rs = c.createStatement().executeQuery(
+              "SELECT COUNT(*), MIN(at) FROM outbox_audit")) {
+        rs.next();
+        assertThat(rs.getLong(1)).isEqualTo(1_000);
+        assertThat(rs.getLong(2)).isGreaterThanOrEqualTo(cutoff);
+      }
+      assertThat(store.pruneAudit(java.time.Instant.ofEpochMilli(cutoff))).isZero();
+    }
+  }
+
+  /**
+   * Runs the audit prune under EXPLAIN ANALYZE (which deletes) and returns the scan counts H2
+   * reports; it must never scan the table.
+   */
+  private static List<Long> pruneScanCounts(H2Database db, long before) throws Exception {
+    try (Connection c = db.dataSource().getConnection();
+        PreparedStatement ps = c.prepareStatement("EXPLAIN ANALYZE " + OutboxSql.PRUNE_AUDIT)) {
+      ps.setLong(1, before);
+      ps.setLong(2, before);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        String plan = rs.getString(1);
+        assertThat(plan).doesNotContainIgnoringCase("tableScan");
+        List<Long> counts = new ArrayList<>();
+        Matcher scans = Pattern.compile("scanCount: (\\d+)").matcher(plan);
+        while (scans.find()) {
+          counts.add(Long.parseLong(scans.group(1)));
+        }
+        assertThat(counts).as(plan).isNotEmpty();
+        return counts;
+      }
+    }
+  }
+
   /** Rows the claim query read from its index, from H2's EXPLAIN ANALYZE. */
   private static long outerScanCount(H2Database db, long now) throws Exception {
     String plan = explain(db, "EXPLAIN ANALYZE " + OutboxSql.CANDIDATES, now);
