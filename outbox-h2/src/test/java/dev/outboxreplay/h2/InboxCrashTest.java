@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxreplay.Inbox;
 import dev.outboxreplay.InboxEntry;
+import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.testkit.ChildJvm;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -104,6 +105,26 @@ class InboxCrashTest {
   }
 
   private static void verify(Path inboxFile, Path historyFile, Set<String> acknowledged,
+      long seed, int round) throws Exception {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        verifyOnce(inboxFile, historyFile, acknowledged, seed, round);
+        return;
+      } catch (OutboxStorageException e) {
+        // Seen once in a clean-clone run: the history file's lock (left by a killed receiver)
+        // passed H2's liveness check, and the AUTO_SERVER port it names refused. Opening both
+        // files again, with this JVM's own lock and server sockets closed in between, is what
+        // a restarted app does; the checks themselves are never retried.
+        if (attempt == 3 || !String.valueOf(e.getMessage()).contains("Connection is broken")) {
+          throw e;
+        }
+        System.out.println("InboxCrashTest round " + round + ": opening again after " + e);
+        Thread.sleep(1_000); // H2 sees a dead owner's lock as stale within about two seconds
+      }
+    }
+  }
+
+  private static void verifyOnce(Path inboxFile, Path historyFile, Set<String> acknowledged,
       long seed, int round) throws Exception {
     try (H2Database db = H2Database.open(inboxFile);
         H2Database history = H2Database.open(historyFile)) {
