@@ -121,7 +121,8 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
       requireOpenTransaction(transaction);
       List<OutboxRecord> sending = new ArrayList<>(claimed.size());
       for (OutboxRecord r : claimed) {
-        sql.markSendingIfHeld(transaction, r, leaseExpiresAt, now).ifPresent(sending::add);
+        sql.markSendingIfHeld(transaction, r.commandId(), r.fencingToken(), leaseExpiresAt, now)
+            .ifPresent(sending::add);
       }
       return sending;
     } catch (SQLException e) {

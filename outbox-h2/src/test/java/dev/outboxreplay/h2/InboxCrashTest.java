@@ -7,15 +7,17 @@ import dev.outboxreplay.Inbox;
 import dev.outboxreplay.InboxEntry;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.testkit.ChildJvm;
+import dev.outboxreplay.testkit.Seeds;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Objects;
 import java.util.Set;
 import java.util.SplittableRandom;
-import dev.outboxreplay.testkit.Seeds;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -104,30 +106,45 @@ class InboxCrashTest {
     return 1;
   }
 
-  private static void verify(Path inboxFile, Path historyFile, Set<String> acknowledged,
-      long seed, int round) throws Exception {
-    for (int attempt = 1; ; attempt++) {
+  /** Both files, opened together and closed together. */
+  private record OpenFiles(H2Database inbox, H2Database history) implements AutoCloseable {
+    static OpenFiles open(Path inboxFile, Path historyFile) {
+      H2Database inbox = H2Database.open(inboxFile);
       try {
-        verifyOnce(inboxFile, historyFile, acknowledged, seed, round);
-        return;
-      } catch (OutboxStorageException e) {
-        // Seen once in a clean-clone run: the history file's lock (left by a killed receiver)
-        // passed H2's liveness check, and the AUTO_SERVER port it names refused. Opening both
-        // files again, with this JVM's own lock and server sockets closed in between, is what
-        // a restarted app does; the checks themselves are never retried.
-        if (attempt == 3 || !String.valueOf(e.getMessage()).contains("Connection is broken")) {
-          throw e;
-        }
-        System.out.println("InboxCrashTest round " + round + ": opening again after " + e);
-        Thread.sleep(1_000); // H2 sees a dead owner's lock as stale within about two seconds
+        return new OpenFiles(inbox, H2Database.open(historyFile));
+      } catch (RuntimeException e) {
+        inbox.close();
+        throw e;
       }
+    }
+
+    @Override
+    public void close() {
+      history.close();
+      inbox.close();
     }
   }
 
-  private static void verifyOnce(Path inboxFile, Path historyFile, Set<String> acknowledged,
+  /**
+   * Opens both files right after the receivers were killed. Seen once in a clean-clone run: the
+   * history file's lock, left by a killed receiver, passed H2's liveness check while the
+   * AUTO_SERVER port it names refused ("Connection is broken"). Opening both files again, this
+   * JVM's own lock and server sockets closed in between, is what a restarted app does; only the
+   * opening is polled (bounded), never the checks.
+   */
+  private static OpenFiles openAfterKills(Path inboxFile, Path historyFile) {
+    return Awaitility.await().atMost(Duration.ofSeconds(15)).pollDelay(Duration.ZERO)
+        .pollInterval(Duration.ofMillis(250))
+        .ignoreExceptionsMatching(e -> e instanceof OutboxStorageException
+            && String.valueOf(e.getMessage()).contains("Connection is broken"))
+        .until(() -> OpenFiles.open(inboxFile, historyFile), Objects::nonNull);
+  }
+
+  private static void verify(Path inboxFile, Path historyFile, Set<String> acknowledged,
       long seed, int round) throws Exception {
-    try (H2Database db = H2Database.open(inboxFile);
-        H2Database history = H2Database.open(historyFile)) {
+    try (OpenFiles files = openAfterKills(inboxFile, historyFile)) {
+      H2Database db = files.inbox();
+      H2Database history = files.history();
       RatchetStandIn app = new RatchetStandIn();
       Inbox<Connection> inbox = app.openInbox(db, history);
       String where = "seed " + seed + " round " + round;

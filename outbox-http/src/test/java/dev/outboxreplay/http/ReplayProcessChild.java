@@ -60,7 +60,10 @@ public final class ReplayProcessChild {
           System.out.println("acked " + acked);
           System.out.flush();
           if (pass.idle()) {
-            // Real time: retries and the other process's leases fall due on the wall clock.
+            // Not Replayer.start(): its timer wakes at this process's next due time only, so an
+            // instance that finds every entity head held by the other one idles until a lease
+            // ends (tried: the doomed instance then acked nothing before its kill). Polling keeps
+            // both contending. Real time: retries and leases fall due on the wall clock.
             long wait = store.nextDueAt()
                 .map(due -> Duration.between(Instant.now(), due).toMillis()).orElse(100L);
             Thread.sleep(Math.max(5, Math.min(wait, 100)));

@@ -51,10 +51,8 @@ public final class OutboxSql {
       + "status = 'claimed', claimed_from = ?, claim_owner = ?, "
       + "fencing_token = NEXT VALUE FOR outbox_fencing_token, lease_expires_at = ?, "
       + "updated_at = ?" + CAS;
-  /** A plain update: a held row changes only through its holder, so the caller knows the rest. */
-  private static final String MARK_SENDING = "UPDATE outbox_command SET status = 'sending', "
-      + "lease_expires_at = ?, updated_at = ? "
-      + "WHERE command_id = ? AND status = ? AND fencing_token = ?";
+  private static final String MARK_SENDING = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
+      + "status = 'sending', lease_expires_at = ?, updated_at = ?" + CAS;
   private static final String COMPLETE = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
       + "status = ?, attempt = attempt + ?, next_attempt_at = COALESCE(?, next_attempt_at), "
       + "claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
@@ -189,47 +187,23 @@ public final class OutboxSql {
 
   public OutboxRecord markSending(Connection c, CommandId id, long token, Instant leaseExpiresAt,
       Instant now) throws SQLException {
-    Optional<OutboxRecord> sending = markSendingRow(c, id, token, leaseExpiresAt, now)
-        ? find(c, id) : Optional.empty();
-    if (sending.isPresent()) {
-      audit(c, sending.get(), Status.CLAIMED, "sending", now);
-    }
-    return orFenced(c, sending, id, Status.CLAIMED, token);
+    return orFenced(c, markSendingIfHeld(c, id, token, leaseExpiresAt, now), id, Status.CLAIMED,
+        token);
   }
 
-  /**
-   * Marks one claimed row sending; empty when the claim was lost. The caller commits. The row is
-   * not read back: while the claim holds, only its holder changes the row, so it is
-   * {@code claimed} with the new status, lease end and update time.
-   */
-  public Optional<OutboxRecord> markSendingIfHeld(Connection c, OutboxRecord claimed,
-      Instant leaseExpiresAt, Instant now) throws SQLException {
-    if (!markSendingRow(c, claimed.commandId(), claimed.fencingToken(), leaseExpiresAt, now)) {
-      return Optional.empty();
-    }
-    OutboxRecord r = claimed;
-    OutboxRecord sending = new OutboxRecord(r.commandId(), r.idempotencyKey(), r.operation(),
-        r.entityKey(), r.payload(), Status.SENDING, r.attempt(), r.nextAttemptAt(),
-        r.claimOwner(), r.claimedFrom(), r.fencingToken(), millis(leaseExpiresAt),
-        r.sessionVersion(), r.lastError(), r.response(), r.createdAt(), millis(now),
-        r.schemaVersion(), r.acceptSequence());
-    audit(c, sending, Status.CLAIMED, "sending", now);
-    return Optional.of(sending);
-  }
-
-  private static boolean markSendingRow(Connection c, CommandId id, long token,
+  /** Marks one claimed row sending; empty when the claim was lost. The caller commits. */
+  public Optional<OutboxRecord> markSendingIfHeld(Connection c, CommandId id, long token,
       Instant leaseExpiresAt, Instant now) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(MARK_SENDING)) {
       ps.setLong(1, leaseExpiresAt.toEpochMilli());
       ps.setLong(2, now.toEpochMilli());
       bindCas(ps, 3, id, Status.CLAIMED, token);
-      return ps.executeUpdate() == 1;
+      Optional<OutboxRecord> sending = singleRow(ps);
+      if (sending.isPresent()) {
+        audit(c, sending.get(), Status.CLAIMED, "sending", now);
+      }
+      return sending;
     }
-  }
-
-  /** An instant as the table stores it: whole milliseconds. */
-  private static Instant millis(Instant at) {
-    return Instant.ofEpochMilli(at.toEpochMilli());
   }
 
   public OutboxRecord complete(Connection c, CommandId id, long token, Status expected,
