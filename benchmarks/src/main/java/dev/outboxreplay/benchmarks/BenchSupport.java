@@ -3,7 +3,6 @@ package dev.outboxreplay.benchmarks;
 import dev.outboxreplay.HttpContract;
 import dev.outboxreplay.http.OkHttpClients;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -11,6 +10,7 @@ import java.util.Arrays;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -55,12 +55,25 @@ final class BenchSupport {
   }
 
   /**
-   * POSTs {@code count} requests to {@code url} from {@code concurrency} threads, each with the
-   * key and body the functions give for its number and a Content-Digest, and returns requests
-   * per second. Any answer other than 201 fails the run.
+   * A POST of {@code body} to {@code url} with the idempotency key as an RFC 8941 string, its
+   * Content-Digest, and {@code headers}: the request the outbox transport builds.
    */
-  static double postLoop(OkHttpClient client, String url, int concurrency, int count,
-      IntFunction<String> keyFor, IntFunction<String> bodyFor) throws Exception {
+  static Request post(String url, String key, byte[] body, Map<String, String> headers) {
+    Request.Builder request = new Request.Builder().url(url)
+        .header(HttpContract.IDEMPOTENCY_KEY, HttpContract.toStructuredString(key))
+        .header(HttpContract.CONTENT_DIGEST, HttpContract.contentDigest(body))
+        .post(RequestBody.create(body, JSON));
+    headers.forEach(request::header);
+    return request.build();
+  }
+
+  /**
+   * Sends {@code count} requests from {@code concurrency} threads, each the one
+   * {@code requestFor} builds for its number, and returns requests per second. Any answer other
+   * than 201 fails the run.
+   */
+  static double postLoop(OkHttpClient client, int concurrency, int count,
+      IntFunction<Request> requestFor) throws Exception {
     ExecutorService pool = Executors.newFixedThreadPool(concurrency);
     AtomicInteger next = new AtomicInteger();
     long start = System.nanoTime();
@@ -70,13 +83,7 @@ final class BenchSupport {
         futures.add(pool.submit(() -> {
           int n;
           while ((n = next.getAndIncrement()) < count) {
-            byte[] body = bodyFor.apply(n).getBytes(StandardCharsets.UTF_8);
-            Request request = new Request.Builder().url(url)
-                .header(HttpContract.IDEMPOTENCY_KEY,
-                    HttpContract.toStructuredString(keyFor.apply(n)))
-                .header(HttpContract.CONTENT_DIGEST, HttpContract.contentDigest(body))
-                .post(RequestBody.create(body, JSON)).build();
-            try (Response response = client.newCall(request).execute()) {
+            try (Response response = client.newCall(requestFor.apply(n)).execute()) {
               response.body().bytes();
               if (response.code() != 201) {
                 throw new IOException("unexpected " + response.code());

@@ -1,5 +1,8 @@
 package dev.outboxreplay.benchmarks;
 
+import dev.outboxreplay.CommandId;
+import dev.outboxreplay.HttpContract;
+import dev.outboxreplay.IdempotencyKeyStrategy;
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.PassSummary;
@@ -8,29 +11,39 @@ import dev.outboxreplay.Status;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import dev.outboxreplay.http.OkHttpTransport;
+import dev.outboxreplay.internal.CommandIdGenerator;
 import dev.outboxreplay.server.IdempotentServer;
 import dev.outboxreplay.server.NotesApplication;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.time.Clock;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.SplittableRandom;
 import okhttp3.HttpUrl;
 import okhttp3.OkHttpClient;
+import okhttp3.Request;
 
 /**
  * Replays {@code commands} queued commands (over {@code entities} entities, 100 by default) to
- * the reference server on loopback, next to a raw OkHttp POST loop of the same bodies and keys to
- * a fresh reference server at the same concurrency, with no client database. Same run; medians
- * over rounds, after two warm-up rounds of each.
+ * the reference server on loopback, next to a raw OkHttp POST loop with no client database that
+ * sends the very requests the replayer sends (same command ids, keys, bodies and headers) to a
+ * fresh reference server at the same concurrency: the baseline. A second raw loop differs only
+ * in its keys, short and sequential ({@code raw-0}, {@code raw-1}, ...), and shows how much the
+ * server's cost depends on the key shape. Same run; medians over rounds, after two warm-up
+ * rounds of each.
  */
 final class ReplayBenchmark {
   private final int commands;
   private final int concurrency;
   private final int rounds;
   private final int entities;
+  private final CommandIdGenerator ids =
+      new CommandIdGenerator(Clock.systemUTC(), new SplittableRandom());
 
   ReplayBenchmark(int commands, int concurrency, int rounds, int entities) {
     this.commands = commands;
@@ -43,26 +56,34 @@ final class ReplayBenchmark {
     System.out.printf("replay benchmark: %d commands over %d entities, concurrency %d, "
         + "%d rounds, loopback%n", commands, entities, concurrency, rounds);
     double[] raw = new double[rounds];
+    double[] shortKeys = new double[rounds];
     double[] replay = new double[rounds];
     double[] rawCpu = new double[rounds];
     double[] replayCpu = new double[rounds];
     // Two warm-up rounds, not measured: the server's code keeps getting faster through the first.
     for (int warmUp = 0; warmUp < 2; warmUp++) {
-      rawPosts();
-      replay();
+      List<CommandId> round = newIds();
+      rawPosts(round, false);
+      rawPosts(round, true);
+      replay(round);
     }
     for (int round = 0; round < rounds; round++) {
-      Measured r = rawPosts();
-      Measured p = replay();
+      List<CommandId> roundIds = newIds();
+      Measured r = rawPosts(roundIds, false);
+      Measured k = rawPosts(roundIds, true);
+      Measured p = replay(roundIds);
       raw[round] = r.perSecond();
+      shortKeys[round] = k.perSecond();
       replay[round] = p.perSecond();
       rawCpu[round] = r.cpuMicrosPerCommand();
       replayCpu[round] = p.cpuMicrosPerCommand();
-      System.out.printf("  round %d: raw OkHttp %.0f/s, replayer %.0f/s (%.2f); CPU per command "
-          + "%.0f us vs %.0f us%n", round + 1, raw[round], replay[round],
-          replay[round] / raw[round], rawCpu[round], replayCpu[round]);
+      System.out.printf("  round %d: raw OkHttp %.0f/s (short keys %.0f/s), replayer %.0f/s "
+          + "(%.2f); CPU per command %.0f us vs %.0f us%n", round + 1, raw[round],
+          shortKeys[round], replay[round], replay[round] / raw[round], rawCpu[round],
+          replayCpu[round]);
     }
     double r = BenchSupport.median(raw);
+    double k = BenchSupport.median(shortKeys);
     double p = BenchSupport.median(replay);
     System.out.printf("medians over %d rounds:%n", rounds);
     System.out.printf("raw OkHttp POST loop, no database : %7.0f commands/s (baseline), "
@@ -70,6 +91,8 @@ final class ReplayBenchmark {
     System.out.printf("replayer from the H2 outbox       : %7.0f commands/s, ratio %.2f "
         + "(target >= 0.50), %4.0f us CPU per command%n", p, p / r,
         BenchSupport.median(replayCpu));
+    System.out.printf("raw loop with short sequential keys: %6.0f commands/s; the replayer is "
+        + "%.2f of it%n", k, p / k);
     System.out.println("(CPU: this process, client and reference server together)");
   }
 
@@ -82,18 +105,54 @@ final class ReplayBenchmark {
     return new Measured(commands / (elapsed / 1e9), cpu / 1e3 / commands);
   }
 
-  private Measured rawPosts() throws Exception {
+  private List<CommandId> newIds() {
+    List<CommandId> fresh = new ArrayList<>(commands);
+    for (int n = 0; n < commands; n++) {
+      fresh.add(ids.next());
+    }
+    return fresh;
+  }
+
+  private String entity(int n) {
+    return "e" + (n % entities);
+  }
+
+  /** Already canonical (sorted keys, no spaces): stored and sent byte for byte. */
+  private String body(int n) {
+    return "{\"body\":\"note\",\"entity\":\"" + entity(n) + "\",\"seq\":" + n + "}";
+  }
+
+  /**
+   * Command {@code n}'s request as the HTTP transport sends it under the default session, or
+   * with the key {@code raw-n} instead of its own.
+   */
+  private Request request(String url, List<CommandId> roundIds, int n, boolean shortKey) {
+    CommandId id = roundIds.get(n);
+    String key = shortKey ? "raw-" + n
+        : IdempotencyKeyStrategy.DEFAULT.keyFor(NotesApplication.OPERATION, entity(n), id);
+    return BenchSupport.post(url, key, body(n).getBytes(StandardCharsets.UTF_8), Map.of(
+        HttpContract.COMMAND_ID, id.toString(),
+        HttpContract.SESSION_VERSION, "0",
+        HttpContract.TENANT, HttpContract.DEFAULT_TENANT));
+  }
+
+  private Measured rawPosts(List<CommandId> roundIds, boolean shortKeys) throws Exception {
     Path dir = Files.createTempDirectory("replay-bench");
     try (H2Database serverDb = H2Database.builder().file(dir.resolve("server"))
         .maxPoolSize(24).build()) {
       IdempotentServer server = server(serverDb);
       OkHttpClient client = BenchSupport.client(concurrency);
+      String url = server.baseUrl() + "/" + NotesApplication.OPERATION;
+      // built before the clock starts, as the replayer's keys, bytes and digests are stored
+      List<Request> requests = new ArrayList<>(commands);
+      for (int n = 0; n < commands; n++) {
+        requests.add(request(url, roundIds, n, shortKeys));
+      }
       try {
+        System.gc(); // no side pays for the garbage the one before it left
         long start = System.nanoTime();
         long cpu = BenchSupport.processCpuNanos();
-        BenchSupport.postLoop(client, server.baseUrl() + "/note.put", concurrency, commands,
-            n -> "raw-" + n,
-            n -> "{\"body\":\"note\",\"entity\":\"e" + (n % entities) + "\",\"seq\":" + n + "}");
+        BenchSupport.postLoop(client, concurrency, commands, requests::get);
         return measure(start, cpu);
       } finally {
         server.close();
@@ -104,7 +163,7 @@ final class ReplayBenchmark {
     }
   }
 
-  private Measured replay() throws Exception {
+  private Measured replay(List<CommandId> roundIds) throws Exception {
     Path dir = Files.createTempDirectory("replay-bench");
     try (H2Database serverDb = H2Database.builder().file(dir.resolve("server"))
             .maxPoolSize(24).build();
@@ -115,18 +174,25 @@ final class ReplayBenchmark {
       Outbox<Connection> outbox = Outbox.builder(store).build();
       List<OutboxCommand> batch = new ArrayList<>();
       for (int n = 0; n < commands; n++) {
-        batch.add(OutboxCommand.of(NotesApplication.OPERATION, "e" + (n % entities),
-            Map.of("entity", "e" + (n % entities), "seq", n, "body", "note")));
+        batch.add(OutboxCommand.ofJson(NotesApplication.OPERATION, entity(n), body(n))
+            .withCommandId(roundIds.get(n)));
         if (batch.size() == 1_000) {
           outbox.acceptAll(batch);
           batch.clear();
         }
       }
       outbox.acceptAll(batch);
+      for (int n : new int[] {0, commands - 1}) { // the baseline must send what the replayer sends
+        String stored = store.find(roundIds.get(n)).orElseThrow().payload().json();
+        if (!stored.equals(body(n))) {
+          throw new IllegalStateException("stored " + stored + " differs from " + body(n));
+        }
+      }
       OkHttpTransport transport = OkHttpTransport.builder(HttpUrl.get(server.baseUrl()))
           .client(BenchSupport.client(concurrency)).build();
       try (Replayer<Connection> replayer = Replayer.builder(store, transport)
           .concurrency(concurrency).batchSize(100).build()) {
+        System.gc(); // no side pays for the garbage the one before it left
         long start = System.nanoTime();
         long cpu = BenchSupport.processCpuNanos();
         while (store.countByStatus().get(Status.ACKED) < commands) {

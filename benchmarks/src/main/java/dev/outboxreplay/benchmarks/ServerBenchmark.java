@@ -11,6 +11,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Map;
 import java.util.function.IntFunction;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -96,8 +97,9 @@ final class ServerBenchmark {
 
   private double load(OkHttpClient client, String url, IntFunction<String> keyFor, int count)
       throws Exception {
-    return BenchSupport.postLoop(client, url, concurrency, count, keyFor,
-        n -> "{\"body\":\"hello\",\"entity\":\"e" + (n % 50) + "\",\"seq\":" + n + "}");
+    return BenchSupport.postLoop(client, concurrency, count, n -> BenchSupport.post(url,
+        keyFor.apply(n), ("{\"body\":\"hello\",\"entity\":\"e" + (n % 50) + "\",\"seq\":" + n
+            + "}").getBytes(StandardCharsets.UTF_8), Map.of()));
   }
 
   /** The same route on a JDK server that only reads the body and answers 201. */
