@@ -46,6 +46,8 @@ import org.slf4j.LoggerFactory;
 public final class Replayer<T> implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(Replayer.class);
   private static final int MAX_CLAIMS_PER_PASS = 10_000;
+  /** Longest an answer waits on the pass thread to share its commit with later answers. */
+  private static final long MAX_ANSWER_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
 
   private final OutboxStore<T> store;
   private final Transport transport;
@@ -143,11 +145,17 @@ public final class Replayer<T> implements AutoCloseable {
    * overlap.
    *
    * <p>The pass thread claims rows in batches and keeps up to {@code concurrency} sends in
-   * flight. Senders only send; the pass thread records the answers that arrived and marks as many
-   * claimed rows sending as there are free senders, in one transaction (one by one if that
-   * fails), and hands those rows over. A row is therefore recorded as sending right before its
-   * request goes out, a sender is free for the next request as soon as an answer arrives, and new
-   * claims overlap the sends still in flight.
+   * flight. Senders only send; the pass thread does all the writing. It keeps up to
+   * {@code concurrency} more rows already marked {@code sending} ("primed"), so a sender that
+   * finishes gets its next row at once, without waiting for a commit. Answers are recorded, and
+   * claimed rows marked sending to refill the primed rows, in one transaction (one by one if that
+   * fails), taken once half the senders have answered, the primed rows run low, a sender has
+   * nothing to send, a 401/403 arrived, or the oldest unrecorded answer has waited 2 ms. A
+   * primed row is therefore recorded as sending before its request goes out, never after; should
+   * the process die first, it becomes {@code unknown} and is reconciled, like a row whose request
+   * was cut off. A primed row that is not sent after all (replay paused, half its lease spent
+   * waiting, the pass stopped) is recorded {@code retryable_failed} with a {@code not_sent_*}
+   * reason, not counted as an attempt.
    */
   public PassSummary runPass() {
     synchronized (passLock) {
@@ -160,23 +168,47 @@ public final class Replayer<T> implements AutoCloseable {
       store.recoverExpiredLeases(clock.instant());
       CompletionService<Sent> completions = new ExecutorCompletionService<>(senders);
       Deque<OutboxRecord> ready = new ArrayDeque<>();
+      Deque<OutboxRecord> primed = new ArrayDeque<>();
       List<Sent> answered = new ArrayList<>();
+      long firstAnswerNanos = 0;
       int active = 0;
       try {
         int claims = 0;
         boolean mayClaim = true;
         while (true) {
-          List<Sent> arrived = answered;
-          answered = new ArrayList<>(); // handed over: never recorded twice, even on a throw
           if (pausedReason() != null) {
-            recordAndDispatch(arrived, new ArrayDeque<>(), 0, completions, counters);
+            List<Sent> arrived = answered;
+            answered = new ArrayList<>(); // handed over: never recorded twice, even on a throw
+            recordAndMark(arrived, new ArrayDeque<>(), 0, counters);
+            notSent(primed, "not_sent_replay_paused", counters);
             releaseAll(ready, counters);
             mayClaim = false;
           } else {
-            // a finished row may have unblocked its entity's next command
-            mayClaim |= !arrived.isEmpty();
-            active += recordAndDispatch(arrived, ready, concurrency - active, completions,
-                counters);
+            // a refusal pauses replay: record it before anything else is sent
+            boolean refused = false;
+            for (Sent a : answered) {
+              refused |= a.result().kind() == TransportResult.Kind.UNAUTHORIZED;
+            }
+            if (!refused) {
+              active += startPrimed(primed, concurrency - active, completions, counters);
+            }
+            int halfOfSenders = Math.max(1, concurrency / 2);
+            boolean record = !answered.isEmpty() && (refused || answered.size() >= halfOfSenders
+                || active < concurrency
+                || System.nanoTime() - firstAnswerNanos >= MAX_ANSWER_WAIT_NANOS);
+            boolean refill = !ready.isEmpty()
+                && (active < concurrency || primed.size() < halfOfSenders);
+            if (record || refill) {
+              List<Sent> arrived = answered;
+              answered = new ArrayList<>(); // handed over: never recorded twice, even on a throw
+              // a finished row may have unblocked its entity's next command
+              mayClaim |= !arrived.isEmpty();
+              primed.addAll(recordAndMark(arrived, ready, wanted(active, primed), counters));
+              if (pausedReason() != null) {
+                continue; // the rows marked and claimed so far are handed back at the loop's top
+              }
+              active += startPrimed(primed, concurrency - active, completions, counters);
+            }
             if (mayClaim && ready.size() < concurrency && claims < MAX_CLAIMS_PER_PASS) {
               List<OutboxRecord> claimed = store.claim(owner, lease, batchSize, clock.instant());
               claims++;
@@ -193,20 +225,32 @@ public final class Replayer<T> implements AutoCloseable {
                   case DONE -> { }
                 }
               }
-              active += recordAndDispatch(List.of(), ready, concurrency - active, completions,
-                  counters);
+              primed.addAll(recordAndMark(List.of(), ready, wanted(active, primed), counters));
+              active += startPrimed(primed, concurrency - active, completions, counters);
             }
           }
           if (active == 0) {
-            if (ready.isEmpty() && (!mayClaim || claims >= MAX_CLAIMS_PER_PASS)) {
+            if (ready.isEmpty() && primed.isEmpty() && answered.isEmpty()
+                && (!mayClaim || claims >= MAX_CLAIMS_PER_PASS)) {
               break;
             }
             continue;
           }
-          addIfSent(answered, completions.take());
-          active--;
-          for (Future<Sent> f = completions.poll(); f != null; f = completions.poll()) {
-            addIfSent(answered, f);
+          Future<Sent> done;
+          if (answered.isEmpty()) {
+            done = completions.take();
+          } else {
+            long waitNanos = MAX_ANSWER_WAIT_NANOS - (System.nanoTime() - firstAnswerNanos);
+            done = completions.poll(Math.max(0, waitNanos), TimeUnit.NANOSECONDS);
+            if (done == null) {
+              continue; // the oldest answer has waited long enough: record it now
+            }
+          }
+          for (; done != null; done = completions.poll()) {
+            if (answered.isEmpty()) {
+              firstAnswerNanos = System.nanoTime();
+            }
+            addIfSent(answered, done);
             active--;
           }
         }
@@ -221,11 +265,61 @@ public final class Replayer<T> implements AutoCloseable {
             break;
           }
         }
-        recordAndDispatch(answered, new ArrayDeque<>(), 0, completions, counters);
+        recordAndMark(answered, new ArrayDeque<>(), 0, counters);
+        notSent(primed, "not_sent_pass_stopped", counters);
       }
       pruneAuditNowAndThen();
       return counters.summary(pausedReason());
     }
+  }
+
+  /** Rows to mark sending now: one per free sender, plus enough to refill the primed rows. */
+  private int wanted(int active, Deque<OutboxRecord> primed) {
+    return (concurrency - active) + Math.max(0, concurrency - primed.size());
+  }
+
+  /**
+   * Hands primed rows to up to {@code free} senders, oldest first. A row whose lease is half
+   * spent is not sent: it is recorded as not sent, to be claimed afresh.
+   *
+   * @return how many sends were started
+   */
+  private int startPrimed(Deque<OutboxRecord> primed, int free,
+      CompletionService<Sent> completions, PassCounters counters) {
+    int started = 0;
+    SessionRuntime.Snapshot s = null;
+    while (started < free && !primed.isEmpty()) {
+      OutboxRecord r = primed.poll();
+      Instant now = clock.instant();
+      if (r.leaseExpiresAt().isBefore(now.plus(lease.dividedBy(2)))) {
+        notSent(r, "not_sent_lease_half_spent", counters);
+        continue;
+      }
+      if (s == null) {
+        s = session.current();
+      }
+      SessionRuntime.Snapshot sentUnder = s;
+      completions.submit(() -> send(r, sentUnder));
+      started++;
+    }
+    return started;
+  }
+
+  /**
+   * Records rows marked sending whose request was never made as {@code retryable_failed}, due
+   * now and not counted as an attempt, and empties {@code primed}.
+   */
+  private void notSent(Deque<OutboxRecord> primed, String reason, PassCounters counters) {
+    for (OutboxRecord r = primed.poll(); r != null; r = primed.poll()) {
+      notSent(r, reason, counters);
+    }
+  }
+
+  private void notSent(OutboxRecord sending, String reason, PassCounters counters) {
+    Instant now = clock.instant();
+    recordOne(step(sending, Status.SENDING, Outcome.retryable(now, error(reason,
+        "marked sending, but the request was never made", now)).notCountedAsAttempt(),
+        counters.released), counters);
   }
 
   /**
@@ -451,27 +545,27 @@ public final class Replayer<T> implements AutoCloseable {
   }
 
   /**
-   * Records the answers and marks up to {@code free} ready rows sending, all in one transaction,
-   * then starts those rows' sends. If that transaction fails (a row fenced off, an applier that
-   * threw) nothing of it is kept: each answer is then recorded in its own transaction and the
-   * rows are marked sending in one more.
+   * Records the answers and marks up to {@code wanted} ready rows sending, all in one
+   * transaction. If that transaction fails (a row fenced off, an applier that threw) nothing of
+   * it is kept: each answer is then recorded in its own transaction and the rows are marked
+   * sending in one more.
    *
-   * @return how many sends were started
+   * @return the rows now marked sending, in claim order
    */
-  private int recordAndDispatch(List<Sent> answered, Deque<OutboxRecord> ready, int free,
-      CompletionService<Sent> completions, PassCounters counters) {
+  private List<OutboxRecord> recordAndMark(List<Sent> answered, Deque<OutboxRecord> ready,
+      int wanted, PassCounters counters) {
     List<Step> steps = new ArrayList<>(answered.size());
     for (Sent sent : answered) {
       steps.add(decide(sent, counters));
     }
-    List<OutboxRecord> next = new ArrayList<>(Math.max(0, Math.min(free, ready.size())));
-    while (next.size() < free && !ready.isEmpty()) {
+    int marking = pausedReason() != null ? 0 : wanted; // an answer just now may have paused
+    List<OutboxRecord> next = new ArrayList<>(Math.max(0, Math.min(marking, ready.size())));
+    while (next.size() < marking && !ready.isEmpty()) {
       next.add(ready.poll());
     }
     if (steps.isEmpty() && next.isEmpty()) {
-      return 0;
+      return List.of();
     }
-    SessionRuntime.Snapshot s = session.current();
     Instant now = clock.instant();
     Instant leaseEnd = now.plus(lease);
     List<OutboxRecord> sending = null;
@@ -502,12 +596,11 @@ public final class Replayer<T> implements AutoCloseable {
     counters.fencedOff.addAndGet(next.size() - sending.size());
     for (OutboxRecord r : sending) {
       emit(r, Status.CLAIMED, "sending");
-      completions.submit(() -> send(r, s));
     }
-    return sending.size();
+    return sending;
   }
 
-  /** What one transaction of {@link #recordAndDispatch} wrote. */
+  /** What one transaction of {@link #recordAndMark} wrote. */
   private record Written(List<OutboxRecord> recorded, List<OutboxRecord> sending) {}
 
   /** Records one outcome in its own transaction; an applier failure makes it a retry. */

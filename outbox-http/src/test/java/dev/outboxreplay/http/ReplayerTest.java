@@ -172,6 +172,55 @@ class ReplayerTest {
   }
 
   @Test
+  void aRowMarkedSendingAheadIsNotSentOnceA401PausesReplayAndIsRecordedAsNotSent() {
+    OutboxRecord a = f.accept("n1", 1);
+    OutboxRecord b = f.accept("n2", 1);
+    OutboxRecord c = f.accept("n3", 1);
+    AtomicBoolean tokenValid = new AtomicBoolean(false);
+    f.faults.set(request -> tokenValid.get() ? FaultPlan.Fault.NONE
+        : FaultPlan.Fault.fail(401, null));
+    // one sender: a is sent, b is marked sending ahead of it, c stays claimed
+    try (Replayer<Connection> replayer = f.replayer("r", x -> x.concurrency(1).batchSize(10))) {
+      assertThat(replayer.runPass().pausedReason()).isEqualTo("credentials_refused");
+      assertThat(f.posts(a)).isEqualTo(1);
+      assertThat(f.posts(b)).as("marked sending ahead, never sent after the 401").isZero();
+      assertThat(f.posts(c)).isZero();
+      OutboxRecord notSent = f.store.find(b.commandId()).orElseThrow();
+      assertThat(notSent.status()).isEqualTo(Status.RETRYABLE_FAILED);
+      assertThat(notSent.attempt()).isZero();
+      assertThat(notSent.lastError().code()).isEqualTo("not_sent_replay_paused");
+      assertThat(f.store.auditTrail(b.commandId())).extracting(e -> e.to() + ":" + e.reason())
+          .containsExactly("CLAIMED:claimed", "SENDING:sending",
+              "RETRYABLE_FAILED:not_sent_replay_paused");
+      assertThat(f.status(c)).isEqualTo(Status.QUEUED);
+      tokenValid.set(true);
+      f.session.set(new SessionRuntime.Snapshot("default", 0, false, "token-2"));
+      assertThat(replayer.runPass().acked()).isEqualTo(3);
+    }
+    assertThat(List.of(f.posts(a), f.posts(b), f.posts(c))).containsExactly(2, 1, 1);
+    assertThat(f.applied).hasValue(3);
+  }
+
+  @Test
+  void aRowMarkedSendingAheadWhoseLeaseIsHalfSpentIsNotSentButClaimedAfresh() {
+    OutboxRecord a = f.accept("n1", 1);
+    OutboxRecord b = f.accept("n2", 1);
+    // a's request takes 20 s of the 30 s lease that b was marked sending under, ahead of it
+    f.faults.set(request -> request.idempotencyKey().equals(a.idempotencyKey().value())
+        ? FaultPlan.Fault.beforeCommit(() -> f.clock.advance(Duration.ofSeconds(20)))
+        : FaultPlan.Fault.NONE);
+    try (Replayer<Connection> replayer = f.replayer("r", x -> x.concurrency(1).batchSize(10))) {
+      assertThat(replayer.runPass().acked()).isEqualTo(2);
+    }
+    assertThat(f.store.auditTrail(b.commandId())).extracting(e -> e.to() + ":" + e.reason())
+        .containsExactly("CLAIMED:claimed", "SENDING:sending",
+            "RETRYABLE_FAILED:not_sent_lease_half_spent", "CLAIMED:claimed", "SENDING:sending",
+            "ACKED:acked");
+    assertThat(f.posts(b)).as("sent once, under its fresh claim").isEqualTo(1);
+    assertThat(f.store.find(b.commandId()).orElseThrow().attempt()).isEqualTo(1);
+  }
+
+  @Test
   void revokedSessionStopsReplayAtOnce() {
     OutboxRecord cmd = f.accept("n1", 1);
     f.session.set(new SessionRuntime.Snapshot("default", 0, true, "token-1"));
