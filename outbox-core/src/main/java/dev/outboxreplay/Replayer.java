@@ -767,7 +767,11 @@ public final class Replayer<T> implements AutoCloseable {
       return this;
     }
 
-    /** Claim lease; must exceed the transport's call timeout. Default 60 s. */
+    /**
+     * Claim lease. Keep it at least twice the transport's call timeout: a row marked sending
+     * ahead of a free sender may wait for one call before its own, and one whose lease is half
+     * spent by then is not sent but claimed afresh. Default 60 s.
+     */
     public Builder<T> lease(Duration lease) {
       this.lease = Arguments.positive("lease", lease);
       return this;
