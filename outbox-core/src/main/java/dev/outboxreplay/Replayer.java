@@ -150,10 +150,10 @@ public final class Replayer<T> implements AutoCloseable {
    * finishes gets its next row at once, without waiting for a commit. Answers are recorded, and
    * claimed rows marked sending to refill the primed rows, in one transaction (one by one if that
    * fails), taken once half the senders have answered, the primed rows run low, a sender has
-   * nothing to send, a 401/403 arrived, or the oldest unrecorded answer has waited 2 ms. A
-   * primed row is therefore recorded as sending before its request goes out, never after; should
-   * the process die first, it becomes {@code unknown} and is reconciled, like a row whose request
-   * was cut off. A primed row that is not sent after all (replay paused, half its lease spent
+   * nothing to send, replay paused (a 401/403 pauses it as it arrives, before another primed row
+   * is handed out), or the oldest unrecorded answer has waited 2 ms. A primed row is therefore
+   * recorded as sending before its request goes out, never after; should the process die first,
+   * it becomes {@code unknown} and is reconciled, like a row whose request was cut off. A primed row that is not sent after all (replay paused, half its lease spent
    * waiting, the pass stopped) is recorded {@code retryable_failed} with a {@code not_sent_*}
    * reason, not counted as an attempt.
    */
@@ -179,21 +179,14 @@ public final class Replayer<T> implements AutoCloseable {
           if (pausedReason() != null) {
             List<Sent> arrived = answered;
             answered = new ArrayList<>(); // handed over: never recorded twice, even on a throw
-            recordAndMark(arrived, new ArrayDeque<>(), 0, counters);
+            record(arrived, counters);
             notSent(primed, "not_sent_replay_paused", counters);
             releaseAll(ready, counters);
             mayClaim = false;
           } else {
-            // a refusal pauses replay: record it before anything else is sent
-            boolean refused = false;
-            for (Sent a : answered) {
-              refused |= a.result().kind() == TransportResult.Kind.UNAUTHORIZED;
-            }
-            if (!refused) {
-              active += startPrimed(primed, concurrency - active, completions, counters);
-            }
+            active += startPrimed(primed, concurrency - active, completions, counters);
             int halfOfSenders = Math.max(1, concurrency / 2);
-            boolean record = !answered.isEmpty() && (refused || answered.size() >= halfOfSenders
+            boolean record = !answered.isEmpty() && (answered.size() >= halfOfSenders
                 || active < concurrency
                 || System.nanoTime() - firstAnswerNanos >= MAX_ANSWER_WAIT_NANOS);
             boolean refill = !ready.isEmpty()
@@ -204,9 +197,6 @@ public final class Replayer<T> implements AutoCloseable {
               // a finished row may have unblocked its entity's next command
               mayClaim |= !arrived.isEmpty();
               primed.addAll(recordAndMark(arrived, ready, wanted(active, primed), counters));
-              if (pausedReason() != null) {
-                continue; // the rows marked and claimed so far are handed back at the loop's top
-              }
               active += startPrimed(primed, concurrency - active, completions, counters);
             }
             if (mayClaim && ready.size() < concurrency && claims < MAX_CLAIMS_PER_PASS) {
@@ -250,7 +240,7 @@ public final class Replayer<T> implements AutoCloseable {
             if (answered.isEmpty()) {
               firstAnswerNanos = System.nanoTime();
             }
-            addIfSent(answered, done);
+            collect(answered, done);
             active--;
           }
         }
@@ -259,13 +249,13 @@ public final class Replayer<T> implements AutoCloseable {
       } finally {
         for (; active > 0; active--) {
           try {
-            addIfSent(answered, completions.take());
+            collect(answered, completions.take());
           } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             break;
           }
         }
-        recordAndMark(answered, new ArrayDeque<>(), 0, counters);
+        record(answered, counters);
         notSent(primed, "not_sent_pass_stopped", counters);
       }
       pruneAuditNowAndThen();
@@ -504,13 +494,8 @@ public final class Replayer<T> implements AutoCloseable {
           counters.conflicts);
       case REJECTED -> step(sending, Status.SENDING, Outcome.rejected(error, result.response()),
           counters.rejected);
-      case UNAUTHORIZED -> {
-        refusedCredentials = sent.session().credentials();
-        pausedForCredentials = true;
-        listener.onReplayPaused("credentials_refused");
-        yield step(sending, Status.SENDING, Outcome.retryable(now, error).notCountedAsAttempt(),
-            counters.retried);
-      }
+      case UNAUTHORIZED -> step(sending, Status.SENDING,
+          Outcome.retryable(now, error).notCountedAsAttempt(), counters.retried);
     };
   }
 
@@ -558,9 +543,8 @@ public final class Replayer<T> implements AutoCloseable {
     for (Sent sent : answered) {
       steps.add(decide(sent, counters));
     }
-    int marking = pausedReason() != null ? 0 : wanted; // an answer just now may have paused
-    List<OutboxRecord> next = new ArrayList<>(Math.max(0, Math.min(marking, ready.size())));
-    while (next.size() < marking && !ready.isEmpty()) {
+    List<OutboxRecord> next = new ArrayList<>(Math.max(0, Math.min(wanted, ready.size())));
+    while (next.size() < wanted && !ready.isEmpty()) {
       next.add(ready.poll());
     }
     if (steps.isEmpty() && next.isEmpty()) {
@@ -598,6 +582,11 @@ public final class Replayer<T> implements AutoCloseable {
       emit(r, Status.CLAIMED, "sending");
     }
     return sending;
+  }
+
+  /** Records the answers only (see {@link #recordAndMark}). */
+  private void record(List<Sent> answered, PassCounters counters) {
+    recordAndMark(answered, new ArrayDeque<>(), 0, counters);
   }
 
   /** What one transaction of {@link #recordAndMark} wrote. */
@@ -647,12 +636,23 @@ public final class Replayer<T> implements AutoCloseable {
     }
   }
 
-  private void addIfSent(List<Sent> answered, Future<Sent> done) throws InterruptedException {
+  /**
+   * Adds a finished send's answer to {@code answered} (a reconciliation that settled its row has
+   * none). A 401/403 pauses replay here, as it arrives, so no primed row is handed out after it:
+   * the pass loop sees the pause before it starts another send.
+   */
+  private void collect(List<Sent> answered, Future<Sent> done) throws InterruptedException {
     try {
       Sent sent = done.get();
-      if (sent != null) {
-        answered.add(sent);
+      if (sent == null) {
+        return;
       }
+      if (sent.result().kind() == TransportResult.Kind.UNAUTHORIZED) {
+        refusedCredentials = sent.session().credentials();
+        pausedForCredentials = true;
+        listener.onReplayPaused("credentials_refused");
+      }
+      answered.add(sent);
     } catch (ExecutionException e) {
       LOG.warn("sending a command failed unexpectedly; its lease will expire and it is retried",
           e.getCause());
