@@ -231,7 +231,6 @@ public final class H2Database implements AutoCloseable {
 
     /** How long a write waits for a row lock held by another transaction. Default 10 s. */
     public Builder lockTimeout(Duration lockTimeout) {
-      Objects.requireNonNull(lockTimeout, "lockTimeout == null");
       this.lockTimeout = Arguments.positive("lockTimeout", lockTimeout);
       return this;
     }

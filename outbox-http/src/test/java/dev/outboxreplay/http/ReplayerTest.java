@@ -150,20 +150,28 @@ class ReplayerTest {
     assertThat(f.applied).hasValue(0);
   }
 
+  /** The server answers 401 until the returned action gives the session fresh credentials. */
+  private Runnable answer401UntilCredentialsAreRefreshed() {
+    AtomicBoolean tokenValid = new AtomicBoolean(false);
+    f.faults.set(request -> tokenValid.get() ? FaultPlan.Fault.NONE
+        : FaultPlan.Fault.fail(401, null));
+    return () -> {
+      tokenValid.set(true);
+      f.session.set(new SessionRuntime.Snapshot("default", 0, false, "token-2"));
+    };
+  }
+
   @Test
   void a401PausesReplayWithoutCountingAnAttemptUntilCredentialsAreRefreshed() {
     OutboxRecord a = f.accept("n1", 1);
     OutboxRecord b = f.accept("n2", 1);
-    AtomicBoolean tokenValid = new AtomicBoolean(false);
-    f.faults.set(request -> tokenValid.get() ? FaultPlan.Fault.NONE
-        : FaultPlan.Fault.fail(401, null));
+    Runnable refreshCredentials = answer401UntilCredentialsAreRefreshed();
     try (Replayer<Connection> replayer = f.replayer("r", x -> x.concurrency(1).batchSize(1))) {
       PassSummary refused = replayer.runPass();
       assertThat(refused.pausedReason()).isEqualTo("credentials_refused");
       assertThat(replayer.runPass().claimed()).as("paused: nothing claimed").isZero();
       assertThat(f.store.find(a.commandId()).orElseThrow().attempt()).isZero();
-      tokenValid.set(true);
-      f.session.set(new SessionRuntime.Snapshot("default", 0, false, "token-2"));
+      refreshCredentials.run();
       PassSummary resumed = replayer.runPass();
       assertThat(resumed.acked()).isEqualTo(2);
     }
@@ -176,9 +184,7 @@ class ReplayerTest {
     OutboxRecord a = f.accept("n1", 1);
     OutboxRecord b = f.accept("n2", 1);
     OutboxRecord c = f.accept("n3", 1);
-    AtomicBoolean tokenValid = new AtomicBoolean(false);
-    f.faults.set(request -> tokenValid.get() ? FaultPlan.Fault.NONE
-        : FaultPlan.Fault.fail(401, null));
+    Runnable refreshCredentials = answer401UntilCredentialsAreRefreshed();
     // one sender: a is sent, b is marked sending ahead of it, c stays claimed
     try (Replayer<Connection> replayer = f.replayer("r", x -> x.concurrency(1).batchSize(10))) {
       assertThat(replayer.runPass().pausedReason()).isEqualTo("credentials_refused");
@@ -193,8 +199,7 @@ class ReplayerTest {
           .containsExactly("CLAIMED:claimed", "SENDING:sending",
               "RETRYABLE_FAILED:not_sent_replay_paused");
       assertThat(f.status(c)).isEqualTo(Status.QUEUED);
-      tokenValid.set(true);
-      f.session.set(new SessionRuntime.Snapshot("default", 0, false, "token-2"));
+      refreshCredentials.run();
       assertThat(replayer.runPass().acked()).isEqualTo(3);
     }
     assertThat(List.of(f.posts(a), f.posts(b), f.posts(c))).containsExactly(2, 1, 1);
