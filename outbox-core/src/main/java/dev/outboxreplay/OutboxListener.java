@@ -9,14 +9,25 @@ import java.time.Instant;
 public interface OutboxListener {
   OutboxListener NONE = new OutboxListener() {};
 
-  /** A row changed status (claims included). */
+  /**
+   * A row changed status (claims and lease recoveries included). The replayer reports every
+   * change it writes, after it commits, with the reason the audit trail records.
+   */
   default void onTransition(Transition transition) {}
 
-  /** A command ended as rejected because it ran out of attempts or age. */
-  default void onPoison(OutboxRecord command, String reason) {}
+  /**
+   * A command ended rejected without a refusal from the receiver: it ran out of attempts or age
+   * ({@link Reason#POISON_MAX_ATTEMPTS}, {@link Reason#POISON_MAX_AGE}), or its outcome can no
+   * longer be resolved ({@link Reason#UNRESOLVED_KEY_EXPIRED}, which {@linkplain
+   * Reason#needsAttention() needs attention}). Also reported through {@link #onTransition}.
+   */
+  default void onPoison(OutboxRecord command, Reason reason) {}
 
-  /** Replay paused (revoked session, refused credentials) or resumed. */
-  default void onReplayPaused(String reason) {}
+  /**
+   * Replay paused: {@link Reason#SESSION_REVOKED}, {@link Reason#CREDENTIALS_REFUSED} or
+   * {@link Reason#OFFLINE}. Reported once per pause, not on every pass it holds.
+   */
+  default void onReplayPaused(Reason reason) {}
 
   /**
    * One status change.
@@ -26,9 +37,9 @@ public interface OutboxListener {
    * @param from status before
    * @param to status after
    * @param fencingToken token the change was made with
-   * @param reason short code (e.g. {@code http_503}, {@code reconciled_committed})
+   * @param reason why, as recorded in the audit trail
    * @param at when
    */
   record Transition(CommandId commandId, IdempotencyKey idempotencyKey, Status from, Status to,
-      long fencingToken, String reason, Instant at) {}
+      long fencingToken, Reason reason, Instant at) {}
 }

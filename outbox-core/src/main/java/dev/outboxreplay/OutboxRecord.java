@@ -25,6 +25,8 @@ import java.time.Instant;
  * @param updatedAt time of the last change
  * @param schemaVersion row format version
  * @param acceptSequence the store's accept order (commit order), used for per-entity order
+ * @param firstSentAt when the first attempt that may have reached the receiver was recorded, or
+ *     null while none may have: max age counts from here, never from accept
  */
 public record OutboxRecord(
     CommandId commandId,
@@ -45,4 +47,5 @@ public record OutboxRecord(
     Instant createdAt,
     Instant updatedAt,
     int schemaVersion,
-    long acceptSequence) {}
+    long acceptSequence,
+    Instant firstSentAt) {}

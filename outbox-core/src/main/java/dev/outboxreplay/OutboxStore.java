@@ -40,10 +40,10 @@ public interface OutboxStore<T> extends AutoCloseable {
 
   /**
    * Atomically takes up to {@code limit} due rows for {@code owner}: queued, retryable_failed or
-   * unknown rows with {@code next_attempt_at <= now}, and claimed rows whose lease expired. Rows
-   * are taken only when no earlier row of the same entity is still non-terminal. Each taken row
-   * gets status claimed, a fencing token larger than any it had before, and a lease to
-   * {@code now + lease}. Sending rows whose lease expired first become unknown.
+   * unknown rows with {@code next_attempt_at <= now}. Rows are taken only when no earlier row of
+   * the same entity is still non-terminal. Each taken row gets status claimed, a fencing token
+   * larger than any it had before, and a lease to {@code now + lease}. Rows whose lease expired
+   * are left to {@link #recoverExpiredLeases}, which the replayer calls first.
    *
    * @return the claimed rows, oldest due first; empty when nothing is due or others won the race
    */
@@ -113,12 +113,21 @@ public interface OutboxStore<T> extends AutoCloseable {
   OutboxRecord release(CommandId id, long fencingToken, Instant nextAttemptAt, Instant now);
 
   /**
-   * Turns every sending row whose lease ended at or before {@code now} into unknown (the request
-   * may have reached the server). Never makes such a row queued.
+   * Ends every lease that ran out at or before {@code now}: a sending row becomes unknown (the
+   * request may have reached the server; counted as an attempt, reason
+   * {@link Reason#LEASE_EXPIRED_WHILE_SENDING}); a claimed row goes back to the status it was
+   * claimed from ({@link Reason#LEASE_EXPIRED_WHILE_CLAIMED}, not an attempt). Never makes a
+   * sending row queued. Reads only rows that hold a lease. Durable when it returns.
    *
-   * @return how many rows were recovered
+   * @return the changes made, as the audit trail records them
    */
-  int recoverExpiredLeases(Instant now);
+  List<AuditEntry> recoverExpiredLeases(Instant now);
+
+  /**
+   * The earliest command of {@code id}'s entity accepted after it that is acked, if any:
+   * requeueing {@code id} then would deliver it after a later command of its entity.
+   */
+  Optional<OutboxRecord> firstAckedAfter(CommandId id);
 
   /**
    * Operator action: puts a conflict or rejected row back to queued with attempt 0, due at
@@ -172,11 +181,11 @@ public interface OutboxStore<T> extends AutoCloseable {
    * @param from status before (null for none)
    * @param to status after
    * @param fencingToken token of the change
-   * @param reason short code
+   * @param reason why
    * @param at when
    */
   record AuditEntry(CommandId commandId, IdempotencyKey idempotencyKey, Status from, Status to,
-      long fencingToken, String reason, Instant at) {}
+      long fencingToken, Reason reason, Instant at) {}
 
   /** The row with this id, if any. */
   Optional<OutboxRecord> find(CommandId id);

@@ -15,7 +15,7 @@ package dev.outboxreplay;
  * @param pausedReason why replay is paused after this pass, or null
  */
 public record PassSummary(int claimed, int acked, int reconciled, int retried, int unknown,
-    int conflicts, int rejected, int released, int fencedOff, String pausedReason) {
+    int conflicts, int rejected, int released, int fencedOff, Reason pausedReason) {
 
   /** True when the pass claimed nothing. */
   public boolean idle() {

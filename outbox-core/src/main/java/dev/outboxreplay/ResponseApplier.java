@@ -8,8 +8,9 @@ package dev.outboxreplay;
  * <p>The replayer records several answers in one transaction when they arrive together; if any
  * part of it fails, all of it rolls back and each answer is recorded again in its own
  * transaction. An applier may therefore be called again for an answer whose earlier call was
- * rolled back: it must keep its effects inside {@code transaction}. It is called on the
- * replayer's pass thread, one call at a time.
+ * rolled back: it must keep its effects inside {@code transaction}. It is called on the thread
+ * that runs the pass (the replayer's pass thread, or the caller of {@link Replayer#runPass()}),
+ * never concurrently with itself: sender threads only do network I/O.
  *
  * @param <T> the store's transaction handle (for H2: {@code java.sql.Connection})
  */
@@ -20,6 +21,10 @@ public interface ResponseApplier<T> {
     return (transaction, command, response) -> { };
   }
 
-  /** Applies {@code response} to local state; throwing rolls back the ack as well. */
+  /**
+   * Applies {@code response} to local state. Throwing rolls back the ack as well: the row then
+   * becomes unknown ({@link Reason#APPLY_FAILED}) and the receiver's stored answer is fetched
+   * again later, by reconciliation or a resend with the same key.
+   */
   void apply(T transaction, OutboxRecord command, StoredResponse response) throws Exception;
 }

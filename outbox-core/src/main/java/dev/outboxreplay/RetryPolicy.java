@@ -8,12 +8,14 @@ import java.util.Objects;
 import java.util.random.RandomGenerator;
 
 /**
- * When to try again, and when to give up. The backoff curve is Resilience4j's exponential
- * {@link IntervalFunction} (initial interval times multiplier to the power of the attempt, capped);
- * jitter is applied here from an injected {@link RandomGenerator}, because Resilience4j's own
- * randomized intervals use {@code Math.random()}, which a test cannot seed. A server's
- * {@code Retry-After} is a lower bound. The attempt count lives in the row, so a restart continues
- * the schedule.
+ * When to try again, and the limits after which the outcome policy gives up. The backoff curve
+ * is Resilience4j's exponential {@link IntervalFunction} (initial interval times multiplier to
+ * the power of the attempt, capped); jitter is applied here from an injected
+ * {@link RandomGenerator}, because Resilience4j's own randomized intervals use
+ * {@code Math.random()}, which a test cannot seed. A server's {@code Retry-After} is a lower
+ * bound, itself capped at {@link Builder#maxRetryAfter}. The attempt count lives in the row, so
+ * a restart continues the schedule. Only attempts that may have reached the receiver count; a
+ * request that provably never left does not.
  *
  * <p>Immutable and thread-safe (given a thread-safe random source).
  */
@@ -23,8 +25,13 @@ public final class RetryPolicy {
   public static final Duration DEFAULT_MAX_INTERVAL = Duration.ofMinutes(5);
   public static final double DEFAULT_JITTER = 0.5;
   public static final int DEFAULT_MAX_ATTEMPTS = 20;
-  /** Shorter than the reference server's 7-day key retention, so a resend is still deduplicated. */
+  /**
+   * Counted from the first attempt that may have reached the receiver; shorter than
+   * {@link #DEFAULT_KEY_RETENTION}, so a resend is still deduplicated.
+   */
   public static final Duration DEFAULT_MAX_AGE = Duration.ofDays(3);
+  /** The reference receiver's published key retention. Set your receiver's own. */
+  public static final Duration DEFAULT_KEY_RETENTION = Duration.ofDays(7);
 
   private final IntervalFunction curve;
   private final Duration initialInterval;
@@ -33,6 +40,8 @@ public final class RetryPolicy {
   private final double jitter;
   private final int maxAttempts;
   private final Duration maxAge;
+  private final Duration keyRetention;
+  private final Duration maxRetryAfter;
   private final RandomGenerator random;
 
   private RetryPolicy(Builder b) {
@@ -42,6 +51,8 @@ public final class RetryPolicy {
     this.jitter = b.jitter;
     this.maxAttempts = b.maxAttempts;
     this.maxAge = b.maxAge;
+    this.keyRetention = b.keyRetention;
+    this.maxRetryAfter = b.maxRetryAfter != null ? b.maxRetryAfter : b.maxInterval;
     this.random = b.random;
     this.curve = IntervalFunction.ofExponentialBackoff(initialInterval, multiplier, maxInterval);
   }
@@ -58,27 +69,17 @@ public final class RetryPolicy {
   /**
    * When a command that has now failed {@code attempts} times may be tried again.
    *
-   * @param retryAfter the server's {@code Retry-After}, or null
+   * @param retryAfter the server's {@code Retry-After}, or null; a lower bound, capped at
+   *     {@link #maxRetryAfter()}
    */
   public Instant nextAttemptAt(int attempts, Instant now, Duration retryAfter) {
     long base = curve.apply(Math.max(1, attempts));
     double factor = 1 + jitter * (2 * random.nextDouble() - 1);
     long delay = Math.min(maxInterval.toMillis(), Math.round(base * factor));
-    if (retryAfter != null) {
-      delay = Math.max(delay, retryAfter.toMillis());
+    if (retryAfter != null && !retryAfter.isNegative()) {
+      delay = Math.max(delay, Math.min(retryAfter.toMillis(), maxRetryAfter.toMillis()));
     }
     return now.plusMillis(Math.max(0, delay));
-  }
-
-  /** Why {@code command} must not be tried again, or null while it may. */
-  public String poisonReason(OutboxRecord command, Instant now) {
-    if (command.attempt() >= maxAttempts) {
-      return "poison_max_attempts";
-    }
-    if (Duration.between(command.createdAt(), now).compareTo(maxAge) > 0) {
-      return "poison_max_age";
-    }
-    return null;
   }
 
   public int maxAttempts() {
@@ -89,6 +90,16 @@ public final class RetryPolicy {
     return maxAge;
   }
 
+  /** How long the receiver keeps an idempotency key: past it, a resend may take effect twice. */
+  public Duration keyRetention() {
+    return keyRetention;
+  }
+
+  /** The longest {@code Retry-After} honoured. */
+  public Duration maxRetryAfter() {
+    return maxRetryAfter;
+  }
+
   /** Configures a {@link RetryPolicy}; each setter validates its argument. */
   public static final class Builder {
     private Duration initialInterval = DEFAULT_INITIAL_INTERVAL;
@@ -97,6 +108,8 @@ public final class RetryPolicy {
     private double jitter = DEFAULT_JITTER;
     private int maxAttempts = DEFAULT_MAX_ATTEMPTS;
     private Duration maxAge = DEFAULT_MAX_AGE;
+    private Duration keyRetention = DEFAULT_KEY_RETENTION;
+    private Duration maxRetryAfter;
     private RandomGenerator random = new java.security.SecureRandom();
 
     private Builder() {}
@@ -134,13 +147,37 @@ public final class RetryPolicy {
       return this;
     }
 
+    /**
+     * Attempts known not to have taken effect after which a command ends rejected with
+     * {@link Reason#POISON_MAX_ATTEMPTS}. A command whose outcome is unknown is never poisoned by
+     * this: it is reconciled or resent with its key first. Default 20.
+     */
     public Builder maxAttempts(int maxAttempts) {
       this.maxAttempts = Arguments.atLeastOne("maxAttempts", maxAttempts);
       return this;
     }
 
+    /**
+     * How long after its first attempt that may have reached the receiver a command may still be
+     * retried; never counted from accept, so time offline does not age a command. Default 3 days.
+     */
     public Builder maxAge(Duration maxAge) {
       this.maxAge = Arguments.positive("maxAge", maxAge);
+      return this;
+    }
+
+    /**
+     * The receiver's key retention. An unknown outcome still unresolved when the next resend
+     * would fall past it ends with {@link Reason#UNRESOLVED_KEY_EXPIRED}. Default 7 days.
+     */
+    public Builder keyRetention(Duration keyRetention) {
+      this.keyRetention = Arguments.positive("keyRetention", keyRetention);
+      return this;
+    }
+
+    /** The longest {@code Retry-After} honoured. Default: {@link #maxInterval}. */
+    public Builder maxRetryAfter(Duration maxRetryAfter) {
+      this.maxRetryAfter = Arguments.positive("maxRetryAfter", maxRetryAfter);
       return this;
     }
 
@@ -153,6 +190,10 @@ public final class RetryPolicy {
       if (maxInterval.compareTo(initialInterval) < 0) {
         throw new IllegalArgumentException("maxInterval " + maxInterval
             + " < initialInterval " + initialInterval);
+      }
+      if (keyRetention.compareTo(maxAge) <= 0) {
+        throw new IllegalArgumentException("keyRetention " + keyRetention
+            + " <= maxAge " + maxAge + ": a resend must stay within the receiver's retention");
       }
       return new RetryPolicy(this);
     }

@@ -24,7 +24,12 @@ public record TransportResult(Kind kind, StoredResponse response, Duration retry
   public enum Kind {
     /** 2xx: the effect is confirmed. */
     ACKED,
-    /** Known not to have taken effect (refused before sending, 5xx, 429...): retry later. */
+    /**
+     * Provably never left (connection refused, unknown host, no route): not an attempt, never
+     * poisons; replay holds while offline.
+     */
+    NOT_SENT,
+    /** The receiver answered that it did not take effect (5xx, 429, 408...): retry later. */
     RETRYABLE,
     /** May have taken effect (timeout or reset after the request was written): reconcile. */
     UNKNOWN,
@@ -34,8 +39,13 @@ public record TransportResult(Kind kind, StoredResponse response, Duration retry
     CONFLICT,
     /** Refused for good (other 4xx): terminal. */
     REJECTED,
-    /** 401/403: pause this session's replay until fresh credentials; not an attempt. */
-    UNAUTHORIZED
+    /** 401: the session's credentials were refused; replay pauses until they change. */
+    UNAUTHORIZED,
+    /**
+     * 403: this command is forbidden (for example a permission revoked while offline). Ends
+     * rejected with {@link Reason#FORBIDDEN} by default; see {@link ForbiddenPolicy}.
+     */
+    FORBIDDEN
   }
 
   public static TransportResult of(Kind kind, StoredResponse response, String errorCode,

@@ -48,13 +48,12 @@ class RetryPolicyTest {
   }
 
   @Test
-  void maxAttemptsAndMaxAgeNameThePoisonReason() {
-    RetryPolicy p = policy(1, 0);
-    OutboxRecord young = record(4, NOW.minusSeconds(10));
-    assertThat(p.poisonReason(young, NOW)).isNull();
-    assertThat(p.poisonReason(record(5, NOW), NOW)).isEqualTo("poison_max_attempts");
-    assertThat(p.poisonReason(record(0, NOW.minus(Duration.ofDays(2))), NOW))
-        .isEqualTo("poison_max_age");
+  void aRetryAfterLongerThanTheCapIsCutToIt() {
+    RetryPolicy p = RetryPolicy.builder().random(new SplittableRandom(1)).jitter(0)
+        .maxRetryAfter(Duration.ofMinutes(10)).build();
+    assertThat(p.nextAttemptAt(1, NOW, Duration.ofDays(30))).isEqualTo(NOW.plusSeconds(600));
+    assertThat(p.nextAttemptAt(1, NOW, Duration.ofSeconds(-5))).as("negative: ignored")
+        .isEqualTo(NOW.plusSeconds(1));
   }
 
   @Test
@@ -64,12 +63,8 @@ class RetryPolicyTest {
         .hasMessageContaining("maxAttempts");
     assertThatThrownBy(() -> RetryPolicy.builder().initialInterval(Duration.ofMinutes(5))
         .maxInterval(Duration.ofSeconds(1)).build()).hasMessageContaining("maxInterval");
+    assertThatThrownBy(() -> RetryPolicy.builder().maxAge(Duration.ofDays(7))
+        .keyRetention(Duration.ofDays(1)).build()).hasMessageContaining("keyRetention");
   }
 
-  private static OutboxRecord record(int attempt, Instant createdAt) {
-    return new OutboxRecord(CommandId.parse("01890a5d-ac96-774b-bcce-b302099a8057"),
-        new IdempotencyKey("k"), "op", "e", Payload.ofCanonicalBytes(new byte[] {'1'}),
-        Status.RETRYABLE_FAILED, attempt, createdAt, null, null, 0, null, 0, null, null,
-        createdAt, createdAt, 1, 1);
-  }
 }

@@ -167,7 +167,8 @@ class CliTest {
         "acked", "conflict", "rejected")) {
       assertThat(counts.has(status)).as(status).isTrue();
     }
-    assertThat(r.err()).contains("replay: acked");
+    assertThat(counts.path("endedDuringRun").path("rejected").asLong()).isZero();
+    assertThat(r.err()).contains("replay: 5 acked");
   }
 
   @Test
@@ -190,16 +191,22 @@ class CliTest {
     Run r = run("replay", "--db", db, "--url", "http://127.0.0.1:" + closed);
     assertThat(r.exit()).isEqualTo(4);
     assertThat(r.err()).contains("cannot reach").contains("nothing was sent");
+    assertThat(r.lastJson().path("queued").asLong()).as("the final JSON object, always")
+        .isEqualTo(1);
     assertThat(count("queued")).isEqualTo(1);
   }
 
   @Test
   void aRejectedCommandCanBeListedRequeuedAndExportedWithItsAuditTrail() throws Exception {
     enqueue("n1", "{\"entity\":\"n1\",\"reject\":\"invalid\",\"seq\":1}");
-    assertThat(run("replay", "--db", db, "--url", server.baseUrl()).exit()).isZero();
+    Run replayed = run("replay", "--db", db, "--url", server.baseUrl());
+    assertThat(replayed.exit()).as("a command ended rejected during the run").isEqualTo(5);
+    assertThat(replayed.lastJson().path("endedDuringRun").path("rejected").asLong())
+        .isEqualTo(1);
     Run listed = run("list", "--db", db, "--status", "rejected", "--json");
     JsonNode rejected = listed.lastJson();
     assertThat(rejected.path("lastError").path("code").asText()).isEqualTo("http_400");
+    assertThat(rejected.path("reason").asText()).isEqualTo("rejected_by_receiver");
     String id = rejected.path("commandId").asText();
     JsonNode statusWithRejected = run("status", "--db", db, "--json").lastJson();
     assertThat(statusWithRejected.path("poison").asLong()).as("http_400 is not poison").isZero();
@@ -213,6 +220,36 @@ class CliTest {
     Run export = run("export", "--db", db);
     JsonNode line = export.lastJson();
     assertThat(line.path("commandId").asText()).isEqualTo(id);
-    assertThat(line.path("audit").toString()).contains("operator_requeue").contains("http_400");
+    assertThat(line.path("audit").toString()).contains("operator_requeue")
+        .contains("rejected_by_receiver");
+  }
+
+  @Test
+  void requeueRefusesACommandWhoseEntityAlreadyHasALaterAckedCommandUnlessForced()
+      throws Exception {
+    String first = enqueue("n1", "{\"entity\":\"n1\",\"reject\":\"invalid\",\"seq\":1}")
+        .lastJson().path("commandId").asText();
+    assertThat(run("replay", "--db", db, "--url", server.baseUrl()).exit()).isEqualTo(5);
+    enqueue("n1", "{\"entity\":\"n1\",\"seq\":2}");
+    assertThat(run("replay", "--db", db, "--url", server.baseUrl()).exit()).isZero();
+    Run refused = run("requeue", "--db", db, "--id", first);
+    assertThat(refused.exit()).isEqualTo(6);
+    assertThat(refused.err()).contains("already acked").contains("--force");
+    assertThat(count("rejected")).as("nothing changed").isEqualTo(1);
+    Run forced = run("requeue", "--db", db, "--id", first, "--force");
+    assertThat(forced.exit()).as(forced.err()).isZero();
+    assertThat(count("queued")).isEqualTo(1);
+  }
+
+  @Test
+  void replayCanBeToldTheReceiverHasNoReconciliationAndHowToClassifyAStatus() throws Exception {
+    enqueue("n1", "{\"entity\":\"n1\",\"seq\":1}");
+    Run badRule = run("replay", "--db", db, "--url", server.baseUrl(), "--classify", "409=maybe");
+    assertThat(badRule.exit()).isEqualTo(2);
+    assertThat(badRule.err()).contains("unknown kind 'maybe'");
+    Run r = run("replay", "--db", db, "--url", server.baseUrl(), "--no-reconciliation",
+        "--classify", "409=in_progress", "--until-drained", "--timeout", "30s");
+    assertThat(r.exit()).as(r.err()).isZero();
+    assertThat(r.lastJson().path("acked").asLong()).isEqualTo(1);
   }
 }

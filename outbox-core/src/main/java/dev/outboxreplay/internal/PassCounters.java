@@ -1,9 +1,10 @@
 package dev.outboxreplay.internal;
 
 import dev.outboxreplay.PassSummary;
+import dev.outboxreplay.Reason;
 import java.util.concurrent.atomic.AtomicInteger;
 
-/** Counters of one replay pass, updated from sender threads. */
+/** Counters of one replay pass. */
 public final class PassCounters {
   public final AtomicInteger claimed = new AtomicInteger();
   public final AtomicInteger acked = new AtomicInteger();
@@ -15,7 +16,7 @@ public final class PassCounters {
   public final AtomicInteger released = new AtomicInteger();
   public final AtomicInteger fencedOff = new AtomicInteger();
 
-  public PassSummary summary(String pausedReason) {
+  public PassSummary summary(Reason pausedReason) {
     return new PassSummary(claimed.get(), acked.get(), reconciled.get(), retried.get(),
         unknown.get(), conflicts.get(), rejected.get(), released.get(), fencedOff.get(),
         pausedReason);

@@ -157,10 +157,19 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
   }
 
   @Override
-  public int recoverExpiredLeases(Instant now) {
+  public List<AuditEntry> recoverExpiredLeases(Instant now) {
     return autoCommitted("recover expired leases", c -> {
       sql.repairEntityHeads(c);
-      return sql.recoverExpiredSending(c, now);
+      return sql.recoverExpiredLeases(c, now);
+    });
+  }
+
+  @Override
+  public Optional<OutboxRecord> firstAckedAfter(CommandId id) {
+    return read("first acked after", c -> {
+      OutboxRecord current = sql.find(c, id)
+          .orElseThrow(() -> new NoSuchElementException("no outbox command " + id));
+      return sql.firstAckedAfter(c, current);
     });
   }
 

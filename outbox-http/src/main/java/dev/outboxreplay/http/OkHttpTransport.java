@@ -14,13 +14,11 @@ import java.io.InterruptedIOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.ZonedDateTime;
-import java.time.format.DateTimeFormatter;
-import java.time.format.DateTimeParseException;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import okhttp3.Call;
 import okhttp3.EventListener;
@@ -31,6 +29,8 @@ import okhttp3.Request;
 import okhttp3.RequestBody;
 import okhttp3.Response;
 import okio.BufferedSink;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Sends commands over HTTP with OkHttp, following {@link HttpContract}: {@code POST
@@ -43,20 +43,31 @@ import okio.BufferedSink;
  * <table>
  *   <caption>how an attempt is classified</caption>
  *   <tr><th>what happened</th><th>kind</th></tr>
- *   <tr><td>connect failure before any byte of the request was written</td><td>RETRYABLE</td></tr>
+ *   <tr><td>failure before any byte of the request was written (connection refused, unknown
+ *       host, no route)</td><td>NOT_SENT</td></tr>
  *   <tr><td>timeout or reset after the request started</td><td>UNKNOWN</td></tr>
  *   <tr><td>2xx</td><td>ACKED</td></tr>
  *   <tr><td>408, 425, 429, 500, 502, 503, 504 and other 5xx (Retry-After honored)</td>
  *       <td>RETRYABLE</td></tr>
  *   <tr><td>409 whose problem type is request-in-progress</td><td>IN_PROGRESS</td></tr>
  *   <tr><td>other 409, and 422 (key reused with another payload)</td><td>CONFLICT</td></tr>
- *   <tr><td>401, 403</td><td>UNAUTHORIZED</td></tr>
+ *   <tr><td>401</td><td>UNAUTHORIZED</td></tr>
+ *   <tr><td>403</td><td>FORBIDDEN</td></tr>
  *   <tr><td>other 4xx, 1xx, 3xx</td><td>REJECTED</td></tr>
  * </table>
  *
- * <p>A 2xx is never turned into a resend. Thread-safe.
+ * <p>A 2xx is never turned into a resend. {@code Retry-After} is read in every form RFC 9110
+ * allows ({@link RetryAfter}).
+ *
+ * <p>Reconciliation: with {@link Builder#reconciliation(boolean)} on (the default), a row whose
+ * outcome is unknown is first looked up on the receiver's reconciliation endpoint. A receiver
+ * without one (it answers 404, 405 or 501, or something that is not a reconciliation document) is
+ * a plain IETF-draft receiver: the transport remembers that, logs it once, and answers every later
+ * {@link #reconcile} with empty, so the replayer resends with the same key and the receiver
+ * answers the repeat with its stored response. Thread-safe.
  */
 public final class OkHttpTransport implements Transport {
+  private static final Logger LOG = LoggerFactory.getLogger(OkHttpTransport.class);
   private static final MediaType JSON = MediaType.get("application/json");
   private static final ObjectMapper MAPPER = new ObjectMapper();
   private static final String IN_PROGRESS_TYPE = "urn:outbox:problem:request-in-progress";
@@ -66,6 +77,7 @@ public final class OkHttpTransport implements Transport {
   private final Map<Integer, Kind> overrides;
   private final Clock clock;
   private final ReconciliationClient reconciliation;
+  private final AtomicBoolean reconciliationAvailable;
 
   private OkHttpTransport(Builder b) {
     // A send carries its tracker as a request tag; other calls (reconciliation) get none.
@@ -81,6 +93,7 @@ public final class OkHttpTransport implements Transport {
     this.overrides = Map.copyOf(b.overrides);
     this.clock = b.clock;
     this.reconciliation = b.reconcile ? new ReconciliationClient(client, base) : null;
+    this.reconciliationAvailable = new AtomicBoolean(b.reconcile);
   }
 
   /** A builder for a receiver at {@code baseUrl}, e.g. {@code http://127.0.0.1:8080}. */
@@ -109,7 +122,7 @@ public final class OkHttpTransport implements Transport {
       return classify(response, body);
     } catch (IOException e) {
       if (!tracker.requestStarted) {
-        return TransportResult.of(Kind.RETRYABLE, null, "connect_failed",
+        return TransportResult.of(Kind.NOT_SENT, null, "connect_failed",
             "not sent: " + e);
       }
       String code = e instanceof InterruptedIOException ? "timeout_after_send" : "no_response";
@@ -121,16 +134,32 @@ public final class OkHttpTransport implements Transport {
   @Override
   public Optional<Reconciliation> reconcile(OutboxRecord command, SessionRuntime.Snapshot session)
       throws IOException {
-    if (reconciliation == null) {
+    if (!reconciliationAvailable.get()) {
       return Optional.empty();
     }
-    return Optional.of(reconciliation.reconcile(command.idempotencyKey(), session.tenant()));
+    try {
+      return Optional.of(reconciliation.reconcile(command.idempotencyKey(), session.tenant()));
+    } catch (ReconciliationClient.UnsupportedException e) {
+      if (reconciliationAvailable.compareAndSet(true, false)) {
+        LOG.info("the receiver has no reconciliation endpoint ({}); commands whose outcome is "
+            + "unknown are resent with their idempotency key", e.getMessage());
+      }
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * Whether {@link #reconcile} still asks the receiver: false when turned off, or once the
+   * receiver showed it has no reconciliation endpoint.
+   */
+  public boolean reconciliationAvailable() {
+    return reconciliationAvailable.get();
   }
 
   private TransportResult classify(Response response, byte[] body) {
     int code = response.code();
     StoredResponse stored = new StoredResponse(code, body);
-    Duration retryAfter = retryAfter(response.header("Retry-After"));
+    Duration retryAfter = RetryAfter.parse(response.header("Retry-After"), clock.instant());
     Kind kind = overrides.containsKey(code) ? overrides.get(code) : defaultKind(code, body);
     String detail = kind == Kind.ACKED ? "" : new String(body, StandardCharsets.UTF_8);
     return new TransportResult(kind, stored, retryAfter, "http_" + code, detail);
@@ -142,7 +171,8 @@ public final class OkHttpTransport implements Transport {
       return Kind.ACKED;
     }
     return switch (code) {
-      case 401, 403 -> Kind.UNAUTHORIZED;
+      case 401 -> Kind.UNAUTHORIZED;
+      case 403 -> Kind.FORBIDDEN;
       case 408, 425, 429 -> Kind.RETRYABLE;
       case 409 -> isInProgress(body) ? Kind.IN_PROGRESS : Kind.CONFLICT;
       case 422 -> Kind.CONFLICT;
@@ -155,25 +185,6 @@ public final class OkHttpTransport implements Transport {
       return IN_PROGRESS_TYPE.equals(MAPPER.readTree(body).path("type").asText(""));
     } catch (IOException e) {
       return false;
-    }
-  }
-
-  /** {@code Retry-After} as delta-seconds or an HTTP-date; null when absent or unreadable. */
-  Duration retryAfter(String header) {
-    if (header == null || header.isBlank()) {
-      return null;
-    }
-    String value = header.strip();
-    try {
-      return Duration.ofSeconds(Math.max(0, Long.parseLong(value)));
-    } catch (NumberFormatException notSeconds) {
-      try {
-        ZonedDateTime at = ZonedDateTime.parse(value, DateTimeFormatter.RFC_1123_DATE_TIME);
-        Duration d = Duration.between(clock.instant(), at.toInstant());
-        return d.isNegative() ? Duration.ZERO : d;
-      } catch (DateTimeParseException notADate) {
-        return null;
-      }
     }
   }
 
@@ -269,7 +280,11 @@ public final class OkHttpTransport implements Transport {
       return this;
     }
 
-    /** Whether the receiver has the reconciliation endpoint. Default true. */
+    /**
+     * Whether to ask the receiver's reconciliation endpoint before resending a command whose
+     * outcome is unknown. Default true; a receiver found without the endpoint is remembered and
+     * not asked again (see the class comment). False: always resend with the same key.
+     */
     public Builder reconciliation(boolean enabled) {
       this.reconcile = enabled;
       return this;

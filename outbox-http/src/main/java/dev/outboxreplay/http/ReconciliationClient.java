@@ -42,8 +42,9 @@ public final class ReconciliationClient {
   /**
    * What the receiver knows about {@code key} in {@code tenant} (null for the default tenant).
    *
-   * @throws IOException when the receiver cannot be reached, answers other than 200, or answers
-   *     something that is not a reconciliation document
+   * @throws UnsupportedException when the receiver has no reconciliation endpoint: it answers
+   *     404, 405 or 501, or something that is not a reconciliation document
+   * @throws IOException when the receiver cannot be reached or answers another status
    */
   public Reconciliation reconcile(IdempotencyKey key, String tenant) throws IOException {
     Request.Builder request = new Request.Builder().url(endpoint).get()
@@ -54,11 +55,28 @@ public final class ReconciliationClient {
     try (Response response = client.newCall(request.build()).execute()) {
       ResponseBody body = response.body();
       String text = body.string();
-      if (response.code() != 200) {
-        throw new IOException("reconciliation at " + endpoint + " answered " + response.code()
-            + ": " + text);
+      int code = response.code();
+      if (code == 404 || code == 405 || code == 501) {
+        throw new UnsupportedException("GET " + endpoint.encodedPath() + " answered " + code);
       }
-      return parse(text);
+      if (code != 200) {
+        throw new IOException("reconciliation at " + endpoint + " answered " + code);
+      }
+      try {
+        return parse(text);
+      } catch (IOException e) {
+        throw new UnsupportedException("GET " + endpoint.encodedPath()
+            + " answered 200 with something that is not a reconciliation document");
+      }
+    }
+  }
+
+  /** The receiver has no reconciliation endpoint: it is a plain Idempotency-Key receiver. */
+  public static final class UnsupportedException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    public UnsupportedException(String message) {
+      super(message);
     }
   }
 

@@ -18,8 +18,6 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
-import java.time.ZoneOffset;
-import java.time.format.DateTimeFormatter;
 import java.util.Map;
 import mockwebserver3.MockResponse;
 import mockwebserver3.MockWebServer;
@@ -105,7 +103,7 @@ class OkHttpTransportTest {
   }
 
   @Test
-  void aRefusedConnectionIsRetryableAndKnownNotSent() throws Exception {
+  void aRefusedConnectionIsKnownNotSent() throws Exception {
     int closedPort;
     try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
       closedPort = socket.getLocalPort();
@@ -113,8 +111,48 @@ class OkHttpTransportTest {
     OkHttpTransport transport = OkHttpTransport.builder(
         HttpUrl.get("http://127.0.0.1:" + closedPort)).build();
     TransportResult result = transport.send(command, session);
-    assertThat(result.kind()).isEqualTo(Kind.RETRYABLE);
+    assertThat(result.kind()).isEqualTo(Kind.NOT_SENT);
     assertThat(result.errorCode()).isEqualTo("connect_failed");
+  }
+
+  @Test
+  void anUnknownHostIsKnownNotSent() {
+    okhttp3.OkHttpClient noDns = new okhttp3.OkHttpClient.Builder().dns(host -> {
+      throw new java.net.UnknownHostException(host);
+    }).build();
+    OkHttpTransport transport = OkHttpTransport.builder(HttpUrl.get("http://receiver.test"))
+        .client(noDns).build();
+    TransportResult result = transport.send(command, session);
+    assertThat(result.kind()).isEqualTo(Kind.NOT_SENT);
+    assertThat(result.message()).contains("UnknownHostException");
+  }
+
+  @Test
+  void aReceiverWithoutReconciliationIsRememberedAndNotAskedAgain() throws Exception {
+    server.enqueue(new MockResponse.Builder().code(404).body("no such route").build());
+    OkHttpTransport transport = transport();
+    assertThat(transport.reconciliationAvailable()).isTrue();
+    assertThat(transport.reconcile(command, session)).isEmpty();
+    assertThat(transport.reconciliationAvailable()).isFalse();
+    assertThat(transport.reconcile(command, session)).isEmpty();
+    assertThat(server.getRequestCount()).as("asked once").isEqualTo(1);
+  }
+
+  @Test
+  void aReconciliationAnswerThatIsNotTheDocumentedShapeMeansNoReconciliation() throws Exception {
+    server.enqueue(new MockResponse.Builder().code(200).body("<html>hello</html>").build());
+    OkHttpTransport transport = transport();
+    assertThat(transport.reconcile(command, session)).isEmpty();
+    assertThat(transport.reconciliationAvailable()).isFalse();
+  }
+
+  @Test
+  void aReconciliationThatFailsWithA503IsAnErrorNotAVerdict() {
+    server.enqueue(new MockResponse.Builder().code(503).build());
+    OkHttpTransport transport = transport();
+    assertThatThrownBy(() -> transport.reconcile(command, session))
+        .isInstanceOf(java.io.IOException.class);
+    assertThat(transport.reconciliationAvailable()).isTrue();
   }
 
   @Test
@@ -131,7 +169,7 @@ class OkHttpTransportTest {
     assertThat(OkHttpTransport.defaultKind(409, none)).isEqualTo(Kind.CONFLICT);
     assertThat(OkHttpTransport.defaultKind(422, none)).isEqualTo(Kind.CONFLICT);
     assertThat(OkHttpTransport.defaultKind(401, none)).isEqualTo(Kind.UNAUTHORIZED);
-    assertThat(OkHttpTransport.defaultKind(403, none)).isEqualTo(Kind.UNAUTHORIZED);
+    assertThat(OkHttpTransport.defaultKind(403, none)).isEqualTo(Kind.FORBIDDEN);
     for (int code : new int[] {400, 404, 410, 417, 301, 302}) {
       assertThat(OkHttpTransport.defaultKind(code, none)).as("%d", code).isEqualTo(Kind.REJECTED);
     }
@@ -149,14 +187,4 @@ class OkHttpTransportTest {
         .hasMessageContaining("only a 2xx");
   }
 
-  @Test
-  void retryAfterIsReadAsSecondsOrAnHttpDate() {
-    OkHttpTransport transport = transport();
-    assertThat(transport.retryAfter("120")).isEqualTo(Duration.ofSeconds(120));
-    String in90s = DateTimeFormatter.RFC_1123_DATE_TIME.format(
-        clock.instant().plusSeconds(90).atZone(ZoneOffset.UTC));
-    assertThat(transport.retryAfter(in90s)).isEqualTo(Duration.ofSeconds(90));
-    assertThat(transport.retryAfter("soon")).isNull();
-    assertThat(transport.retryAfter(null)).isNull();
-  }
 }

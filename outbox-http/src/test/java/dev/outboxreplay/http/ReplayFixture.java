@@ -4,7 +4,9 @@ import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.OutboxListener;
 import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.Reason;
 import dev.outboxreplay.Replayer;
+import dev.outboxreplay.ReplayerBuilder;
 import dev.outboxreplay.ResponseApplier;
 import dev.outboxreplay.RetryPolicy;
 import dev.outboxreplay.SessionRuntime;
@@ -73,7 +75,7 @@ final class ReplayFixture implements AutoCloseable {
         .callTimeout(Duration.ofSeconds(20)).clock(clock).build();
   }
 
-  Replayer<Connection> replayer(String owner, UnaryOperator<Replayer.Builder<Connection>> tune) {
+  Replayer<Connection> replayer(String owner, UnaryOperator<ReplayerBuilder<Connection>> tune) {
     ResponseApplier<Connection> applier = (tx, command, response) -> {
       applied.incrementAndGet();
       try (var ps = tx.prepareStatement("INSERT INTO applied_answer VALUES (?, ?)")) {
@@ -85,7 +87,8 @@ final class ReplayFixture implements AutoCloseable {
     return tune.apply(Replayer.builder(store, transport).owner(owner).clock(clock)
         .session(session::get).responseApplier(applier)
         .retryPolicy(RetryPolicy.builder().random(new SplittableRandom(7))
-            .initialInterval(Duration.ofSeconds(1)).maxInterval(Duration.ofMinutes(1)).build())
+            .initialInterval(Duration.ofSeconds(1)).maxInterval(Duration.ofMinutes(1))
+            .maxRetryAfter(Duration.ofHours(2)).build())
         .lease(Duration.ofSeconds(30)).holdInterval(Duration.ofSeconds(5))
         .listener(new OutboxListener() {
           @Override
@@ -94,7 +97,7 @@ final class ReplayFixture implements AutoCloseable {
           }
 
           @Override
-          public void onPoison(OutboxRecord command, String reason) {
+          public void onPoison(OutboxRecord command, Reason reason) {
             poisoned.add(command.entityKey() + ":" + reason);
           }
         })).build();
@@ -107,6 +110,19 @@ final class ReplayFixture implements AutoCloseable {
   OutboxRecord accept(String entity, int seq) {
     return outbox.accept(OutboxCommand.of(NotesApplication.OPERATION, entity,
         Map.of("entity", entity, "seq", seq, "body", "note " + seq)));
+  }
+
+  /**
+   * The listener saw every change the audit trail records for {@code r}, in order, with the same
+   * statuses, token and reason.
+   */
+  void assertListenerSawWhatTheAuditRecorded(OutboxRecord r) {
+    org.assertj.core.api.Assertions.assertThat(transitions.stream()
+            .filter(t -> t.commandId().equals(r.commandId()))
+            .map(t -> t.from() + ">" + t.to() + ":" + t.reason() + "@" + t.fencingToken()))
+        .containsExactlyElementsOf(store.auditTrail(r.commandId()).stream()
+            .map(e -> e.from() + ">" + e.to() + ":" + e.reason() + "@" + e.fencingToken())
+            .toList());
   }
 
   Status status(OutboxRecord r) {

@@ -1,6 +1,6 @@
 package dev.outboxreplay.http;
 
-import dev.outboxreplay.PassSummary;
+import dev.outboxreplay.OutboxListener;
 import dev.outboxreplay.Replayer;
 import dev.outboxreplay.ResponseApplier;
 import dev.outboxreplay.RetryPolicy;
@@ -13,15 +13,16 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.SplittableRandom;
+import java.util.concurrent.atomic.AtomicInteger;
 import okhttp3.HttpUrl;
 
 /**
  * One app instance replaying a shared outbox file, for {@link ConcurrentReplayProcessesTest}.
  * Arguments: database file, receiver base URL, owner name, lease in milliseconds. Prints
- * {@code ready}, waits for a line on stdin, then replays until no command is open, printing
- * {@code acked N} (its own running total) after each pass and {@code done N} at the end. Every
+ * {@code ready}, waits for a line on stdin, then replays ({@link Replayer#start()} and
+ * {@link Replayer#awaitDrained}) until no command is open, printing {@code acked N} (its own
+ * running total) after each ack and {@code done N} at the end. Every
  * applied answer is inserted into {@code applied_answer(command_id PRIMARY KEY, owner)} in the
  * ack's transaction, so a second application of one answer would fail loudly.
  */
@@ -48,29 +49,24 @@ public final class ReplayProcessChild {
       System.out.println("ready");
       System.out.flush();
       new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8)).readLine();
-      int acked = 0;
-      Instant deadline = Instant.now().plusSeconds(90);
+      AtomicInteger acked = new AtomicInteger();
       try (Replayer<Connection> replayer = Replayer.builder(store,
               OkHttpTransport.builder(url).callTimeout(lease.dividedBy(2)).build())
           .owner(owner).lease(lease).concurrency(4).batchSize(16).retryPolicy(retry)
-          .holdInterval(Duration.ofMillis(100)).responseApplier(applier).build()) {
-        while (Status.countOpen(store.countByStatus()) > 0 && Instant.now().isBefore(deadline)) {
-          PassSummary pass = replayer.runPass();
-          acked += pass.acked();
-          System.out.println("acked " + acked);
-          System.out.flush();
-          if (pass.idle()) {
-            // Not Replayer.start(): its timer wakes at this process's next due time only, so an
-            // instance that finds every entity head held by the other one idles until a lease
-            // ends (tried: the doomed instance then acked nothing before its kill). Polling keeps
-            // both contending. Real time: retries and leases fall due on the wall clock.
-            long wait = store.nextDueAt()
-                .map(due -> Duration.between(Instant.now(), due).toMillis()).orElse(100L);
-            Thread.sleep(Math.max(5, Math.min(wait, 100)));
-          }
-        }
+          .holdInterval(Duration.ofMillis(100)).responseApplier(applier)
+          .listener(new OutboxListener() {
+            @Override
+            public void onTransition(Transition t) {
+              if (t.to() == Status.ACKED) {
+                System.out.println("acked " + acked.incrementAndGet());
+                System.out.flush();
+              }
+            }
+          }).build()) {
+        replayer.start();
+        replayer.awaitDrained(Duration.ofSeconds(90));
       }
-      System.out.println("done " + acked);
+      System.out.println("done " + acked.get());
       System.out.flush();
     }
   }

@@ -1,11 +1,13 @@
 package dev.outboxreplay.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxreplay.CommandId;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.OutboxStore;
 import dev.outboxreplay.PassSummary;
+import dev.outboxreplay.Reason;
 import dev.outboxreplay.Reconciliation;
 import dev.outboxreplay.Replayer;
 import dev.outboxreplay.ResponseApplier;
@@ -73,8 +75,9 @@ class ReplayerTest {
     assertThat(f.posts(cmd)).as("requests the server received for the key").isEqualTo(1);
     assertThat(f.applied).hasValue(1);
     assertThat(f.store.auditTrail(cmd.commandId())).extracting(OutboxStore.AuditEntry::reason)
-        .contains("no_response", "acked");
-    assertThat(f.transitions).anyMatch(t -> t.reason().equals("reconciled_committed"));
+        .containsExactly(Reason.CLAIMED, Reason.SENDING, Reason.OUTCOME_UNKNOWN, Reason.CLAIMED,
+            Reason.RECONCILED_COMMITTED);
+    f.assertListenerSawWhatTheAuditRecorded(cmd);
   }
 
   @Test
@@ -168,7 +171,7 @@ class ReplayerTest {
     Runnable refreshCredentials = answer401UntilCredentialsAreRefreshed();
     try (Replayer<Connection> replayer = f.replayer("r", x -> x.concurrency(1).batchSize(1))) {
       PassSummary refused = replayer.runPass();
-      assertThat(refused.pausedReason()).isEqualTo("credentials_refused");
+      assertThat(refused.pausedReason()).isEqualTo(Reason.CREDENTIALS_REFUSED);
       assertThat(replayer.runPass().claimed()).as("paused: nothing claimed").isZero();
       assertThat(f.store.find(a.commandId()).orElseThrow().attempt()).isZero();
       refreshCredentials.run();
@@ -187,7 +190,7 @@ class ReplayerTest {
     Runnable refreshCredentials = answer401UntilCredentialsAreRefreshed();
     // one sender: a is sent, b is marked sending ahead of it, c stays claimed
     try (Replayer<Connection> replayer = f.replayer("r", x -> x.concurrency(1).batchSize(10))) {
-      assertThat(replayer.runPass().pausedReason()).isEqualTo("credentials_refused");
+      assertThat(replayer.runPass().pausedReason()).isEqualTo(Reason.CREDENTIALS_REFUSED);
       assertThat(f.posts(a)).isEqualTo(1);
       assertThat(f.posts(b)).as("marked sending ahead, never sent after the 401").isZero();
       assertThat(f.posts(c)).isZero();
@@ -231,7 +234,7 @@ class ReplayerTest {
     f.session.set(new SessionRuntime.Snapshot("default", 0, true, "token-1"));
     try (Replayer<Connection> replayer = f.replayer()) {
       PassSummary pass = replayer.runPass();
-      assertThat(pass.pausedReason()).isEqualTo("session_revoked");
+      assertThat(pass.pausedReason()).isEqualTo(Reason.SESSION_REVOKED);
       assertThat(pass.claimed()).isZero();
     }
     assertThat(f.status(cmd)).isEqualTo(Status.QUEUED);
@@ -279,6 +282,7 @@ class ReplayerTest {
     assertThat(trail).filteredOn(e -> e.to() == Status.CLAIMED)
         .extracting(OutboxStore.AuditEntry::fencingToken).doesNotHaveDuplicates();
     assertThat(f.applied).as("applier ran once, for the new owner only").hasValue(1);
+    f.assertListenerSawWhatTheAuditRecorded(cmd); // the lease recovery included
     assertThat(appliedRows()).isEqualTo(1);
     assertThat(f.notes.effectCount("default", cmd.idempotencyKey().value())).isEqualTo(1);
   }
@@ -294,15 +298,16 @@ class ReplayerTest {
             new SessionRuntime.Snapshot("default", 1, false, "token-1")));
       });
       PassSummary pass = replayer.runPass();
-      assertThat(pass.acked()).as("resent under the new session in the same pass").isEqualTo(1);
+      assertThat(pass.acked()).as("reconciled under the new session in the same pass")
+          .isEqualTo(1);
     }
     assertThat(f.store.auditTrail(cmd.commandId())).extracting(e -> e.to() + ":" + e.reason())
+        .as("the receiver has the effect: unknown, then reconciled, never resent as new")
         .containsExactly("CLAIMED:claimed", "SENDING:sending",
-            "RETRYABLE_FAILED:stale_response", "CLAIMED:claimed", "SENDING:sending",
-            "ACKED:acked");
+            "UNKNOWN:stale_response", "CLAIMED:claimed", "ACKED:reconciled_committed");
     assertThat(f.applied).as("only the answer obtained under the current session").hasValue(1);
     assertThat(appliedRows()).isEqualTo(1);
-    assertThat(f.posts(cmd)).isEqualTo(2);
+    assertThat(f.posts(cmd)).isEqualTo(1);
     assertThat(f.notes.effectCount("default", cmd.idempotencyKey().value())).isEqualTo(1);
   }
 
@@ -359,7 +364,8 @@ class ReplayerTest {
         .concurrency(n).responseApplier(applier).build()) {
       PassSummary pass = replayer.runPass();
       assertThat(pass.acked()).isEqualTo(n - 1);
-      assertThat(pass.retried()).isEqualTo(1);
+      assertThat(pass.unknown()).as("the receiver committed it: fetched again later")
+          .isEqualTo(1);
     }
     // One by one from the start would be exactly n calls; a group tried, rolled back and then
     // recorded one by one calls the appliers of its good commands twice.
@@ -369,7 +375,7 @@ class ReplayerTest {
     for (OutboxRecord cmd : cmds) {
       OutboxRecord now = f.store.find(cmd.commandId()).orElseThrow();
       if (cmd.commandId().equals(bad.get())) {
-        assertThat(now.status()).isEqualTo(Status.RETRYABLE_FAILED);
+        assertThat(now.status()).isEqualTo(Status.UNKNOWN);
         assertThat(now.lastError().code()).isEqualTo("apply_failed");
       } else {
         assertThat(now.status()).isEqualTo(Status.ACKED);
@@ -397,12 +403,12 @@ class ReplayerTest {
         .concurrency(2).batchSize(4).responseApplier(applier).build()) {
       PassSummary pass = replayer.runPass();
       assertThat(pass.acked()).isEqualTo(3);
-      assertThat(pass.retried()).isEqualTo(1);
+      assertThat(pass.unknown()).isEqualTo(1);
     }
     for (OutboxRecord cmd : cmds) {
       OutboxRecord now = f.store.find(cmd.commandId()).orElseThrow();
       assertThat(now.status()).isEqualTo(cmd.commandId().equals(bad)
-          ? Status.RETRYABLE_FAILED : Status.ACKED);
+          ? Status.UNKNOWN : Status.ACKED);
       assertThat(f.notes.effectCount("default", cmd.idempotencyKey().value())).isEqualTo(1);
       assertThat(f.store.auditTrail(cmd.commandId())).extracting(OutboxStore.AuditEntry::to)
           .as("marked sending once, by the commit that counted").containsOnlyOnce(Status.SENDING);
@@ -510,5 +516,144 @@ class ReplayerTest {
       Awaitility.await().atMost(Duration.ofSeconds(30))
           .until(() -> f.status(second) == Status.ACKED);
     }
+  }
+
+  @Test
+  void a403EndsThatCommandRejectedAsForbiddenWhileOtherEntitiesDrain() {
+    OutboxRecord forbidden = f.accept("shared-doc", 1);
+    OutboxRecord behindIt = f.accept("shared-doc", 2);
+    List<OutboxRecord> others = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      others.add(f.accept("own-" + i, 1));
+    }
+    f.faults.set(request -> request.idempotencyKey().equals(forbidden.idempotencyKey().value())
+        ? FaultPlan.Fault.fail(403, null) : FaultPlan.Fault.NONE);
+    try (Replayer<Connection> replayer = f.replayer()) {
+      PassSummary pass = replayer.runPass();
+      assertThat(pass.pausedReason()).as("a 403 is about one command, not the session").isNull();
+      assertThat(pass.rejected()).isEqualTo(1);
+      assertThat(pass.acked()).isEqualTo(7);
+    }
+    OutboxRecord ended = f.store.find(forbidden.commandId()).orElseThrow();
+    assertThat(ended.status()).isEqualTo(Status.REJECTED);
+    assertThat(ended.response().status()).isEqualTo(403);
+    assertThat(f.transitions).anyMatch(t -> t.commandId().equals(forbidden.commandId())
+        && t.to() == Status.REJECTED && t.reason() == Reason.FORBIDDEN);
+    assertThat(f.status(behindIt)).as("the entity goes on after its refused command")
+        .isEqualTo(Status.ACKED);
+    for (OutboxRecord r : others) {
+      assertThat(f.status(r)).isEqualTo(Status.ACKED);
+    }
+    f.assertListenerSawWhatTheAuditRecorded(forbidden);
+  }
+
+  @Test
+  void theSessionWidePolicyTreatsA403AsRefusedCredentials() {
+    OutboxRecord cmd = f.accept("n1", 1);
+    f.faults.set(request -> FaultPlan.Fault.fail(403, null));
+    try (Replayer<Connection> replayer = f.replayer("r",
+        b -> b.forbiddenPolicy(dev.outboxreplay.ForbiddenPolicy.PAUSE_SESSION))) {
+      assertThat(replayer.runPass().pausedReason()).isEqualTo(Reason.CREDENTIALS_REFUSED);
+    }
+    OutboxRecord waiting = f.store.find(cmd.commandId()).orElseThrow();
+    assertThat(waiting.status()).isEqualTo(Status.RETRYABLE_FAILED);
+    assertThat(waiting.attempt()).isZero();
+  }
+
+  @Test
+  void aReconciledAckAndABatchOfAcksInOnePassRunTheApplierOnThePassThreadOneAtATime() {
+    OutboxRecord unknown = f.accept("n0", 1);
+    f.faults.set(request -> FaultPlan.Fault.dropResponseAfterCommit());
+    try (Replayer<Connection> replayer = f.replayer()) {
+      assertThat(replayer.runPass().unknown()).isEqualTo(1);
+    }
+    f.faults.set(FaultPlan.NONE);
+    for (int i = 1; i <= 12; i++) {
+      f.accept("n" + i, 1);
+    }
+    f.clock.advance(Duration.ofMinutes(5));
+    AtomicInteger inside = new AtomicInteger();
+    AtomicInteger overlaps = new AtomicInteger();
+    List<Thread> threads = new java.util.concurrent.CopyOnWriteArrayList<>();
+    ResponseApplier<Connection> guarded = (tx, command, response) -> {
+      if (inside.incrementAndGet() > 1) {
+        overlaps.incrementAndGet();
+      }
+      threads.add(Thread.currentThread());
+      inside.decrementAndGet();
+    };
+    PassSummary pass;
+    try (Replayer<Connection> replayer = f.replayer("r",
+        b -> b.concurrency(8).responseApplier(guarded))) {
+      pass = replayer.runPass();
+    }
+    assertThat(pass.reconciled()).isEqualTo(1);
+    assertThat(pass.acked()).isEqualTo(13);
+    assertThat(threads).hasSize(13).allMatch(t -> t == Thread.currentThread());
+    assertThat(overlaps).hasValue(0);
+    f.assertListenerSawWhatTheAuditRecorded(unknown);
+  }
+
+  @Test
+  void unknownRowsAreNeverPoisonedByMaxAttemptsButReconciledFirst() {
+    OutboxRecord cmd = f.accept("n1", 1);
+    f.faults.set(request -> FaultPlan.Fault.dropResponseAfterCommit());
+    try (Replayer<Connection> replayer = f.replayer("r", b -> b.retryPolicy(
+        dev.outboxreplay.RetryPolicy.builder().random(new SplittableRandom(3)).maxAttempts(1)
+            .build()))) {
+      assertThat(replayer.runPass().unknown()).isEqualTo(1);
+      assertThat(f.store.find(cmd.commandId()).orElseThrow().attempt()).isEqualTo(1);
+      f.clock.advance(Duration.ofMinutes(10));
+      PassSummary second = replayer.runPass();
+      assertThat(second.rejected()).as("attempts are spent, but it may have committed").isZero();
+      assertThat(second.reconciled()).isEqualTo(1);
+    }
+    assertThat(f.status(cmd)).isEqualTo(Status.ACKED);
+    assertThat(f.posts(cmd)).isEqualTo(1);
+  }
+
+  @Test
+  void awaitTerminalAndAwaitDrainedReturnOnceTheStartedReplayerIsDone() throws Exception {
+    OutboxRecord first = f.accept("n1", 1);
+    OutboxRecord second = f.accept("n1", 2);
+    try (Replayer<Connection> replayer = f.replayer()) {
+      replayer.start();
+      assertThat(replayer.awaitTerminal(second.commandId(), Duration.ofSeconds(30)))
+          .hasValueSatisfying(r -> assertThat(r.status()).isEqualTo(Status.ACKED));
+      assertThat(replayer.awaitDrained(Duration.ofSeconds(30))).isTrue();
+    }
+    assertThat(f.status(first)).isEqualTo(Status.ACKED);
+  }
+
+  @Test
+  void awaitDrainedGivesUpAtItsTimeoutWhileACommandWaitsForARetry() throws Exception {
+    OutboxRecord cmd = f.accept("n1", 1);
+    f.faults.set(request -> FaultPlan.Fault.fail(503, Duration.ofHours(1)));
+    try (Replayer<Connection> replayer = f.replayer()) {
+      replayer.runPass();
+      assertThat(replayer.awaitDrained(Duration.ofMillis(300))).isFalse();
+      assertThat(replayer.awaitTerminal(cmd.commandId(), Duration.ofMillis(300))).isEmpty();
+      assertThatThrownBy(() -> replayer.awaitTerminal(
+          dev.outboxreplay.CommandId.parse("01890a5d-ac96-774b-bcce-b302099a8057"),
+          Duration.ofMillis(10))).isInstanceOf(java.util.NoSuchElementException.class);
+    }
+  }
+
+  @Test
+  void whileTheAppSaysTheNetworkIsLostNothingIsSentUntilItIsBack() {
+    OutboxRecord cmd = f.accept("n1", 1);
+    try (Replayer<Connection> replayer = f.replayer()) {
+      replayer.onNetworkLost();
+      PassSummary held = replayer.runPass();
+      assertThat(held.pausedReason()).isEqualTo(Reason.OFFLINE);
+      assertThat(held.claimed()).isZero();
+      f.clock.advance(Duration.ofDays(4));
+      assertThat(replayer.runPass().pausedReason()).as("no time limit: the app said so")
+          .isEqualTo(Reason.OFFLINE);
+      assertThat(f.posts(cmd)).isZero();
+      replayer.onNetworkAvailable();
+      assertThat(replayer.runPass().acked()).isEqualTo(1);
+    }
+    assertThat(f.store.find(cmd.commandId()).orElseThrow().attempt()).isEqualTo(1);
   }
 }

@@ -13,6 +13,7 @@ import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.OutboxStore;
 import dev.outboxreplay.Outcome;
+import dev.outboxreplay.Reason;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.StoredResponse;
 import java.nio.file.Path;
@@ -256,6 +257,11 @@ public abstract class OutboxStoreContract<T> {
     OutboxRecord accepted = accept("note-1", 1);
     OutboxRecord zombie = claimOne("A");
     clock.advance(LEASE.plusSeconds(1));
+    assertThat(store.claim("B", LEASE, 10, now())).as("an expired lease is recovered first")
+        .isEmpty();
+    assertThat(store.recoverExpiredLeases(now()))
+        .extracting(e -> e.from() + ">" + e.to() + ":" + e.reason())
+        .containsExactly("CLAIMED>QUEUED:lease_expired_while_claimed");
     OutboxRecord successor = claimOne("B");
     assertThat(successor.claimOwner()).isEqualTo("B");
 
@@ -282,6 +288,7 @@ public abstract class OutboxStoreContract<T> {
     OutboxRecord held = claimOne("A");
     store.markSending(accepted.commandId(), held.fencingToken(), now().plus(LEASE), now());
     clock.advance(LEASE);
+    store.recoverExpiredLeases(now());
     OutboxRecord successor = claimOne("B");
     assertThat(successor.claimedFrom()).isEqualTo(Status.UNKNOWN);
     assertThatThrownBy(() -> store.complete(accepted.commandId(), held.fencingToken(),
@@ -294,18 +301,24 @@ public abstract class OutboxStoreContract<T> {
     OutboxRecord accepted = accept("note-1", 1);
     OutboxRecord held = claimOne("A");
     store.markSending(accepted.commandId(), held.fencingToken(), now().plus(LEASE), now());
-    assertThat(store.recoverExpiredLeases(now().plus(LEASE).minusMillis(1))).isZero();
+    assertThat(store.recoverExpiredLeases(now().plus(LEASE).minusMillis(1))).isEmpty();
     clock.advance(LEASE);
-    assertThat(store.recoverExpiredLeases(now())).isEqualTo(1);
+    assertThat(store.recoverExpiredLeases(now()))
+        .extracting(e -> e.from() + ">" + e.to() + ":" + e.reason() + "@" + e.fencingToken())
+        .containsExactly("SENDING>UNKNOWN:lease_expired_while_sending@" + held.fencingToken());
+    assertThat(store.auditTrail(accepted.commandId())).last()
+        .extracting(OutboxStore.AuditEntry::reason)
+        .isEqualTo(Reason.LEASE_EXPIRED_WHILE_SENDING);
     OutboxRecord recovered = store.find(accepted.commandId()).orElseThrow();
     assertThat(recovered.status()).isEqualTo(Status.UNKNOWN);
     assertThat(recovered.attempt()).isEqualTo(1);
+    assertThat(recovered.firstSentAt()).as("it may have reached the receiver").isEqualTo(now());
     assertThat(recovered.lastError().code()).isEqualTo("lease_expired_while_sending");
     assertThat(store.countByStatus().get(Status.QUEUED)).isZero();
   }
 
   @Test
-  void expiredClaimIsTakenOverAndRemembersWhatItWasClaimedFrom() {
+  void expiredClaimGoesBackToWhatItWasClaimedFromAndIsClaimedAfresh() {
     OutboxRecord accepted = accept("note-1", 1);
     OutboxRecord held = claimOne("A");
     store.markSending(accepted.commandId(), held.fencingToken(), now().plus(LEASE), now());
@@ -314,6 +327,9 @@ public abstract class OutboxStoreContract<T> {
     OutboxRecord reclaimed = claimOne("B");
     assertThat(reclaimed.claimedFrom()).isEqualTo(Status.UNKNOWN);
     clock.advance(LEASE);
+    assertThat(store.recoverExpiredLeases(now()))
+        .extracting(e -> e.from() + ">" + e.to() + ":" + e.reason())
+        .containsExactly("CLAIMED>UNKNOWN:lease_expired_while_claimed");
     OutboxRecord takenOver = claimOne("C");
     assertThat(takenOver.claimedFrom()).isEqualTo(Status.UNKNOWN);
     assertThat(takenOver.fencingToken()).isGreaterThan(reclaimed.fencingToken());
@@ -387,6 +403,48 @@ public abstract class OutboxStoreContract<T> {
   }
 
   @Test
+  void firstSentAtStartsWithTheFirstOutcomeThatMayHaveReachedTheReceiverOnly() {
+    OutboxRecord accepted = accept("note-1", 1);
+    OutboxRecord held = claimOne("A");
+    store.markSending(accepted.commandId(), held.fencingToken(), now().plus(LEASE), now());
+    OutboxRecord offline = store.complete(accepted.commandId(), held.fencingToken(),
+        Status.SENDING, Outcome.retryable(now(), error("connect_failed"))
+            .withReason(Reason.NOT_SENT_OFFLINE).notCountedAsAttempt(), now());
+    assertThat(offline.firstSentAt()).as("never left").isNull();
+    assertThat(offline.attempt()).isZero();
+    clock.advance(java.time.Duration.ofDays(2));
+    OutboxRecord again = claimOne("A");
+    store.markSending(accepted.commandId(), again.fencingToken(), now().plus(LEASE), now());
+    Instant firstReached = now();
+    OutboxRecord reached = store.complete(accepted.commandId(), again.fencingToken(),
+        Status.SENDING, Outcome.retryable(now(), error("http_503")), now());
+    assertThat(reached.firstSentAt()).isEqualTo(firstReached);
+    clock.advance(java.time.Duration.ofHours(1));
+    OutboxRecord third = claimOne("A");
+    store.markSending(accepted.commandId(), third.fencingToken(), now().plus(LEASE), now());
+    assertThat(store.complete(accepted.commandId(), third.fencingToken(), Status.SENDING,
+        Outcome.unknown(now(), error("no_response")), now()).firstSentAt())
+        .as("kept from the first").isEqualTo(firstReached);
+  }
+
+  @Test
+  void firstAckedAfterFindsALaterAckedCommandOfTheSameEntityOnly() {
+    OutboxRecord first = accept("note-1", 1);
+    OutboxRecord otherEntity = accept("note-2", 1);
+    OutboxRecord held = claimOne("A");
+    store.complete(first.commandId(), held.fencingToken(), Status.CLAIMED,
+        Outcome.rejected(error("http_400"), null), now());
+    OutboxRecord second = accept("note-1", 2);
+    assertThat(store.firstAckedAfter(first.commandId())).isEmpty();
+    for (OutboxRecord r : store.claim("A", LEASE, 10, now())) {
+      store.complete(r.commandId(), r.fencingToken(), Status.CLAIMED, Outcome.acked(null), now());
+    }
+    assertThat(store.firstAckedAfter(first.commandId())).map(OutboxRecord::commandId)
+        .contains(second.commandId());
+    assertThat(store.firstAckedAfter(otherEntity.commandId())).isEmpty();
+  }
+
+  @Test
   void countAndListReportEveryStatus() {
     accept("A", 1);
     accept("B", 1);
@@ -410,7 +468,7 @@ public abstract class OutboxStoreContract<T> {
         .extracting(e -> e.from() + ">" + e.to() + ":" + e.reason() + "@" + e.fencingToken())
         .containsExactly("QUEUED>CLAIMED:claimed@" + held.fencingToken(),
             "CLAIMED>SENDING:sending@" + held.fencingToken(),
-            "SENDING>RETRYABLE_FAILED:http_503@" + held.fencingToken());
+            "SENDING>RETRYABLE_FAILED:retryable_response@" + held.fencingToken());
     clock.advance(java.time.Duration.ofDays(40));
     assertThat(store.pruneAudit(now().minus(java.time.Duration.ofDays(30)))).isEqualTo(3);
     assertThat(store.auditTrail(accepted.commandId())).isEmpty();
@@ -437,9 +495,11 @@ public abstract class OutboxStoreContract<T> {
   void markingSendingInTheCallersTransactionCountsOnlyOnceItCommits() {
     OutboxRecord a = accept("A", 1);
     OutboxRecord b = accept("B", 1);
-    List<OutboxRecord> mine = List.of(claimOne("r"), claimOne("r"));
+    OutboxRecord heldA = claimOne("r");
     clock.advance(LEASE.plusSeconds(1));
-    // A's claim is lost to another owner: it is left out and does not fail B
+    List<OutboxRecord> mine = List.of(heldA, claimOne("r"));
+    // A's lease ran out and another owner claimed it: A is left out and does not fail B
+    store.recoverExpiredLeases(now());
     assertThat(claimOne("other").commandId()).isEqualTo(a.commandId());
 
     T rolledBack = beginTransaction(store);

@@ -14,6 +14,10 @@ final class Cli {
   static final int BAD_INPUT = 2;
   static final int WORK_LEFT = 3;
   static final int UNREACHABLE = 4;
+  /** {@code replay}: a command ended conflict or rejected during the run. */
+  static final int ENDED_REFUSED = 5;
+  /** {@code requeue}: refused because it would reorder the command's entity. */
+  static final int WOULD_REORDER = 6;
   static final ObjectMapper JSON = new ObjectMapper();
 
   private Cli() {}
@@ -47,6 +51,9 @@ final class Cli {
         .put("attempt", r.attempt())
         .put("createdAt", r.createdAt().toString())
         .put("nextAttemptAt", r.nextAttemptAt().toString());
+    if (r.firstSentAt() != null) {
+      node.put("firstSentAt", r.firstSentAt().toString());
+    }
     if (r.lastError() != null) {
       node.putObject("lastError").put("code", r.lastError().code())
           .put("message", r.lastError().message()).put("at", r.lastError().at().toString());

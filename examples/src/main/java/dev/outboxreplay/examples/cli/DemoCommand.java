@@ -2,7 +2,9 @@ package dev.outboxreplay.examples.cli;
 
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
+import dev.outboxreplay.OutboxListener;
 import dev.outboxreplay.PassSummary;
+import dev.outboxreplay.Reason;
 import dev.outboxreplay.Replayer;
 import dev.outboxreplay.RetryPolicy;
 import dev.outboxreplay.Status;
@@ -92,8 +94,12 @@ final class DemoCommand implements Callable<Integer> {
       check(total(store) == commands, commands + " commands queued durably");
       try (Replayer<Connection> replayer = replayer(store, url)) {
         PassSummary refused = replayer.runPass();
-        check(refused.acked() == 0 && refused.retried() > 0, "network down: "
-            + refused.retried() + " attempts refused before sending, nothing sent");
+        check(refused.acked() == 0 && refused.pausedReason() == Reason.OFFLINE,
+            "network down: the connection was refused, replay holds offline");
+        List<dev.outboxreplay.OutboxRecord> tried = store.list(Status.RETRYABLE_FAILED, commands);
+        check(!tried.isEmpty() && tried.stream()
+                .allMatch(r -> r.attempt() == 0 && r.firstSentAt() == null),
+            "no attempt spent and no max age started by requests that never left");
       }
 
       step("the network comes up; the server loses 1 in 5 responses after committing, "
@@ -185,41 +191,36 @@ final class DemoCommand implements Callable<Integer> {
   }
 
   private Replayer<Connection> replayer(H2OutboxStore store, String url) {
+    return replayer(store, url, OutboxListener.NONE);
+  }
+
+  private Replayer<Connection> replayer(H2OutboxStore store, String url,
+      OutboxListener listener) {
     return Replayer.builder(store, OkHttpTransport.builder(HttpUrl.get(url))
             .callTimeout(Duration.ofSeconds(1)).build())
         .concurrency(4).batchSize(24).lease(Duration.ofSeconds(2))
         .holdInterval(Duration.ofMillis(300))
         .retryPolicy(RetryPolicy.builder().initialInterval(Duration.ofMillis(100))
             .maxInterval(Duration.ofSeconds(1)).maxAttempts(50).build())
-        .owner("demo-app").build();
+        .owner("demo-app").listener(listener).build();
   }
 
   /** Replays until nothing is left, waiting for retries and expired leases; bounded. */
   private void drain(H2OutboxStore store, String url) throws InterruptedException {
-    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-    long lastReport = 0;
-    int acked = 0;
-    int reconciled = 0;
-    try (Replayer<Connection> replayer = replayer(store, url)) {
-      while (System.nanoTime() < deadline) {
-        PassSummary pass = replayer.runPass();
-        acked += pass.acked();
-        reconciled += pass.reconciled();
-        Map<Status, Long> counts = store.countByStatus();
-        long left = Status.countOpen(counts);
-        if (left == 0 || System.nanoTime() - lastReport > TimeUnit.SECONDS.toNanos(1)) {
-          lastReport = System.nanoTime();
-          out.printf("    acked %d so far (%d by reconciliation); %d left%n",
-              acked, reconciled, left);
-          out.flush();
-        }
-        if (left == 0) {
-          return;
-        }
-        if (pass.idle()) {
-          Thread.sleep(100); // real time: waiting for retry times and the dead process's leases
+    AtomicInteger reconciled = new AtomicInteger();
+    try (Replayer<Connection> replayer = replayer(store, url, new OutboxListener() {
+      @Override
+      public void onTransition(Transition t) {
+        if (t.reason() == Reason.RECONCILED_COMMITTED) {
+          reconciled.incrementAndGet();
         }
       }
+    })) {
+      replayer.start();
+      boolean drained = replayer.awaitDrained(Duration.ofSeconds(120));
+      out.printf("    %s; %d acked by reconciliation instead of a resend%n",
+          drained ? "drained" : "not drained within 120 s", reconciled.get());
+      out.flush();
     }
   }
 

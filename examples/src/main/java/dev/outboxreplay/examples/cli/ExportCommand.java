@@ -34,7 +34,7 @@ final class ExportCommand implements Callable<Integer> {
             for (OutboxStore.AuditEntry e : store.auditTrail(r.commandId())) {
               audit.addObject().put("from", e.from() == null ? null : e.from().wireName())
                   .put("to", e.to().wireName()).put("token", e.fencingToken())
-                  .put("reason", e.reason()).put("at", e.at().toString());
+                  .put("reason", e.reason().wireName()).put("at", e.at().toString());
             }
             out.println(line);
           }

@@ -1,10 +1,12 @@
 package dev.outboxreplay.examples.cli;
 
 import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.OutboxStore;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import java.io.PrintWriter;
+import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
@@ -37,12 +39,16 @@ final class ListCommand implements Callable<Integer> {
       Status wanted = Cli.status(status);
       try (H2Database database = outboxFile.open()) {
         PrintWriter out = spec.commandLine().getOut();
-        for (OutboxRecord r : H2OutboxStore.create(database).list(wanted, limit)) {
+        H2OutboxStore store = H2OutboxStore.create(database);
+        for (OutboxRecord r : store.list(wanted, limit)) {
+          List<OutboxStore.AuditEntry> trail = store.auditTrail(r.commandId());
+          String reason = trail.isEmpty() ? "accepted"
+              : trail.get(trail.size() - 1).reason().wireName();
           if (json) {
-            out.println(Cli.json(r));
+            out.println(Cli.json(r).put("reason", reason));
           } else {
-            out.printf("%s  %-16s %-20s attempt %d  %s%n", r.commandId(), r.status().wireName(),
-                r.entityKey(), r.attempt(),
+            out.printf("%s  %-16s %-20s attempt %d  %-26s %s%n", r.commandId(),
+                r.status().wireName(), r.entityKey(), r.attempt(), reason,
                 r.lastError() == null ? "" : r.lastError().code());
           }
         }

@@ -1,8 +1,12 @@
 package dev.outboxreplay.examples.cli;
 
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.outboxreplay.OutboxListener;
 import dev.outboxreplay.PassSummary;
+import dev.outboxreplay.Reason;
 import dev.outboxreplay.Replayer;
 import dev.outboxreplay.Status;
+import dev.outboxreplay.TransportResult.Kind;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import dev.outboxreplay.http.OkHttpClients;
@@ -12,9 +16,12 @@ import java.io.PrintWriter;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.Callable;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import okhttp3.HttpUrl;
@@ -27,14 +34,17 @@ import picocli.CommandLine.Option;
 
 /**
  * {@code outbox replay}: sends an outbox file's commands to {@code POST URL/{operation}}. Progress
- * goes to stderr; the last stdout line is a JSON object of row counts per status. Exit 0 when no
- * row is left non-terminal, 3 when the timeout (or, without --until-drained, the end of the
- * currently due work) left work, 4 when the URL cannot be reached, 2 for bad input.
+ * goes to stderr; the last stdout line is always one JSON object: row counts per status, and how
+ * many commands ended conflict or rejected during this run. Exit codes: 0 nothing left open, 3
+ * work left at the timeout (or, without --until-drained, once nothing more was due), 4 the URL
+ * cannot be reached, 5 a command ended conflict or rejected during the run (checked first), 2 bad
+ * input.
  */
 @Command(name = "replay", mixinStandardHelpOptions = true,
     description = "Replay an outbox file against a receiver.")
 final class ReplayCommand implements Callable<Integer> {
   private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
+  private static final Pattern CLASSIFY = Pattern.compile("(\\d{3})=([a-z_]+)");
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
@@ -57,6 +67,18 @@ final class ReplayCommand implements Callable<Integer> {
       description = "Claim lease; a crashed replayer's rows are taken over after it (default 60s).")
   String lease;
 
+  @Option(names = "--no-reconciliation",
+      description = "The receiver has no reconciliation endpoint (a plain Idempotency-Key "
+          + "receiver): resend unknown commands with their key without asking first. Without "
+          + "this option a missing endpoint is detected and remembered.")
+  boolean noReconciliation;
+
+  @Option(names = "--classify", paramLabel = "CODE=KIND",
+      description = "Classify an HTTP status as one of: retryable, unknown, in_progress, "
+          + "conflict, rejected, unauthorized, forbidden. Repeatable. Example for a receiver "
+          + "whose 409 only means 'in progress': --classify 409=in_progress")
+  List<String> classify = new ArrayList<>();
+
   @Override
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
@@ -69,60 +91,105 @@ final class ReplayCommand implements Callable<Integer> {
       if (base == null) {
         throw new Cli.Failure(Cli.BAD_INPUT, "not an http(s) URL: " + url);
       }
+      OkHttpTransport.Builder transport = OkHttpTransport.builder(base)
+          .callTimeout(leaseDuration.dividedBy(2)).reconciliation(!noReconciliation);
+      for (String rule : classify) {
+        classify(transport, rule);
+      }
       try (H2Database database = outboxFile.open()) {
-        requireReachable(base);
         H2OutboxStore store = H2OutboxStore.create(database);
+        if (!reachable(base)) {
+          return finish(store.countByStatus(), new AtomicInteger(), new AtomicInteger(),
+              Cli.UNREACHABLE);
+        }
+        AtomicInteger conflicts = new AtomicInteger();
+        AtomicInteger rejected = new AtomicInteger();
         PrintWriter err = spec.commandLine().getErr();
-        Instant deadline = Instant.now().plus(limit);
-        try (Replayer<Connection> replayer = Replayer.builder(store,
-                OkHttpTransport.builder(base).callTimeout(leaseDuration.dividedBy(2)).build())
+        try (Replayer<Connection> replayer = Replayer.builder(store, transport.build())
             .concurrency(concurrency).lease(leaseDuration)
             .owner("outbox-cli-" + ProcessHandle.current().pid())
-            .build()) {
-          while (true) {
-            PassSummary pass = replayer.runPass();
-            Map<Status, Long> counts = store.countByStatus();
-            long left = Status.countOpen(counts);
-            err.printf("replay: acked %d, retrying %d, unknown %d, conflicts %d, rejected %d; "
-                    + "%d left%n", pass.acked(), pass.retried(), pass.unknown(), pass.conflicts(),
-                pass.rejected(), left);
-            err.flush();
-            if (left == 0) {
-              return finish(counts, Cli.OK);
-            }
-            if (pass.pausedReason() != null) {
-              err.println("replay: paused (" + pass.pausedReason() + ")");
-              return finish(counts, Cli.WORK_LEFT);
-            }
-            Instant now = Instant.now();
-            if (now.isAfter(deadline) || (!untilDrained && pass.idle())) {
-              return finish(counts, Cli.WORK_LEFT);
-            }
-            if (pass.idle()) {
-              Optional<Instant> due = store.nextDueAt();
-              Instant wake = due.filter(d -> d.isBefore(deadline)).orElse(deadline);
-              long millis = Math.max(50, Duration.between(now, wake).toMillis());
-              Thread.sleep(Math.min(millis, 1_000)); // re-check at least every second
-            }
+            .listener(new OutboxListener() {
+              @Override
+              public void onTransition(Transition t) {
+                if (t.to() == Status.CONFLICT) {
+                  conflicts.incrementAndGet();
+                } else if (t.to() == Status.REJECTED) {
+                  rejected.incrementAndGet();
+                }
+              }
+
+              @Override
+              public void onReplayPaused(Reason reason) {
+                err.println("replay: paused (" + reason + ")");
+                err.flush();
+              }
+            }).build()) {
+          boolean drained;
+          if (untilDrained) {
+            replayer.start();
+            drained = replayer.awaitDrained(limit);
+          } else {
+            Instant deadline = Instant.now().plus(limit);
+            PassSummary pass;
+            do {
+              pass = replayer.runPass();
+            } while (!pass.idle() && pass.pausedReason() == null
+                && Instant.now().isBefore(deadline));
+            drained = Status.countOpen(store.countByStatus()) == 0;
           }
+          Map<Status, Long> counts = store.countByStatus();
+          err.printf("replay: %d acked, %d conflict, %d rejected, %d left%n",
+              counts.get(Status.ACKED), counts.get(Status.CONFLICT), counts.get(Status.REJECTED),
+              Status.countOpen(counts));
+          err.flush();
+          int exit = conflicts.get() + rejected.get() > 0 ? Cli.ENDED_REFUSED
+              : drained ? Cli.OK : Cli.WORK_LEFT;
+          return finish(counts, conflicts, rejected, exit);
         }
       }
     });
   }
 
-  private int finish(Map<Status, Long> counts, int exit) {
-    spec.commandLine().getOut().println(Cli.counts(counts));
+  private int finish(Map<Status, Long> counts, AtomicInteger conflicts, AtomicInteger rejected,
+      int exit) {
+    ObjectNode result = Cli.counts(counts);
+    result.putObject("endedDuringRun").put("conflict", conflicts.get())
+        .put("rejected", rejected.get());
+    spec.commandLine().getOut().println(result);
     spec.commandLine().getOut().flush();
     return exit;
   }
 
-  private static void requireReachable(HttpUrl base) {
+  private static void classify(OkHttpTransport.Builder transport, String rule) {
+    Matcher m = CLASSIFY.matcher(rule.strip());
+    if (!m.matches()) {
+      throw new Cli.Failure(Cli.BAD_INPUT, "--classify wants CODE=KIND, e.g. 409=in_progress: '"
+          + rule + "'");
+    }
+    Kind kind;
+    try {
+      kind = Kind.valueOf(m.group(2).toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw new Cli.Failure(Cli.BAD_INPUT, "unknown kind '" + m.group(2) + "' in --classify");
+    }
+    try {
+      transport.classify(Integer.parseInt(m.group(1)), kind);
+    } catch (IllegalArgumentException e) {
+      throw new Cli.Failure(Cli.BAD_INPUT, "--classify " + rule + ": " + e.getMessage());
+    }
+  }
+
+  /** Any HTTP answer means the receiver is there; says on stderr why not otherwise. */
+  private boolean reachable(HttpUrl base) {
     try (Response ignored = OkHttpClients.create(Duration.ofSeconds(5))
         .newCall(new Request.Builder().url(base).head().build()).execute()) {
-      // any HTTP answer means the receiver is there
+      return true;
     } catch (IOException e) {
-      throw new Cli.Failure(Cli.UNREACHABLE, "cannot reach " + base + ": " + e.getMessage()
-          + "; nothing was sent");
+      PrintWriter err = spec.commandLine().getErr();
+      err.println("outbox replay: cannot reach " + base.host() + ":" + base.port() + " ("
+          + e.getClass().getSimpleName() + "); nothing was sent");
+      err.flush();
+      return false;
     }
   }
 

@@ -6,13 +6,18 @@ import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import java.time.Instant;
 import java.util.NoSuchElementException;
+import java.util.Optional;
 import java.util.concurrent.Callable;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Option;
 
-/** {@code outbox requeue}: operator action putting a conflict or rejected command back. */
+/**
+ * {@code outbox requeue}: operator action putting a conflict or rejected command back. Refused
+ * (exit 6) when a later command of the same entity is already acked, since the requeued one would
+ * then reach the receiver after it; {@code --force} requeues anyway.
+ */
 @Command(name = "requeue", mixinStandardHelpOptions = true,
     description = "Put a conflict or rejected command back to queued (audited; same key).")
 final class RequeueCommand implements Callable<Integer> {
@@ -22,6 +27,10 @@ final class RequeueCommand implements Callable<Integer> {
 
   @Option(names = "--id", required = true, description = "Command id.")
   String id;
+
+  @Option(names = "--force", description = "Requeue even when a later command of the same "
+      + "entity is already acked (the receiver then gets them out of order).")
+  boolean force;
 
   @Override
   public Integer call() throws Exception {
@@ -33,9 +42,17 @@ final class RequeueCommand implements Callable<Integer> {
         throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage());
       }
       try (H2Database database = outboxFile.open()) {
+        H2OutboxStore store = H2OutboxStore.create(database);
         OutboxRecord requeued;
         try {
-          requeued = H2OutboxStore.create(database).requeue(commandId, Instant.now());
+          Optional<OutboxRecord> later = store.firstAckedAfter(commandId);
+          if (later.isPresent() && !force) {
+            throw new Cli.Failure(Cli.WOULD_REORDER, "not requeued: command "
+                + later.get().commandId() + " of the same entity '" + later.get().entityKey()
+                + "' was accepted later and is already acked, so " + commandId + " would reach "
+                + "the receiver after it; use --force to requeue anyway");
+          }
+          requeued = store.requeue(commandId, Instant.now());
         } catch (NoSuchElementException | IllegalStateException e) {
           throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage());
         }

@@ -1,6 +1,7 @@
 package dev.outboxreplay.examples.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.outboxreplay.Reason;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
@@ -39,7 +40,12 @@ final class StatusCommand implements Callable<Integer> {
         long oldest = aggregate(database, "SELECT COALESCE(MIN(created_at), -1) "
             + "FROM outbox_command WHERE terminal = FALSE");
         long poison = aggregate(database, "SELECT COUNT(*) FROM outbox_command "
-            + "WHERE status = 'rejected' AND last_error_code LIKE 'poison%'");
+            + "WHERE status = 'rejected' AND last_error_code IN ('"
+            + Reason.POISON_MAX_ATTEMPTS.wireName() + "', '" + Reason.POISON_MAX_AGE.wireName()
+            + "', '" + Reason.UNRESOLVED_KEY_EXPIRED.wireName() + "')");
+        long needsAttention = aggregate(database, "SELECT COUNT(*) FROM outbox_command "
+            + "WHERE status = 'rejected' AND last_error_code = '"
+            + Reason.UNRESOLVED_KEY_EXPIRED.wireName() + "'");
         Duration age = oldest < 0 ? Duration.ZERO
             : Duration.between(Instant.ofEpochMilli(oldest), Instant.now());
         PrintWriter out = spec.commandLine().getOut();
@@ -47,12 +53,13 @@ final class StatusCommand implements Callable<Integer> {
           ObjectNode node = Cli.JSON.createObjectNode();
           node.set("counts", Cli.counts(counts));
           node.put("oldestPendingAgeSeconds", age.toSeconds()).put("poison", poison)
-              .put("unknown", counts.get(Status.UNKNOWN));
+              .put("needsAttention", needsAttention).put("unknown", counts.get(Status.UNKNOWN));
           out.println(node);
         } else {
           counts.forEach((s, n) -> out.printf("%-17s %8d%n", s.wireName(), n));
           out.printf("%-17s %8ds%n", "oldest pending", age.toSeconds());
           out.printf("%-17s %8d%n", "poison", poison);
+          out.printf("%-17s %8d%n", "needs attention", needsAttention);
         }
         out.flush();
         return Cli.OK;

@@ -161,7 +161,7 @@ public final class OutboxInserter
               command.operation(), command.entityKey(), command.payload(), Status.QUEUED, 0,
               command.acceptedAt(), null, null, 0, null, command.sessionVersion(), null, null,
               command.acceptedAt(), command.acceptedAt(), OutboxSchema.ROW_FORMAT,
-              keys.getLong(1)));
+              keys.getLong(1), null));
         }
       }
       return written;

@@ -54,7 +54,8 @@ public final class OutboxRows {
           Instant.ofEpochMilli(rs.getLong(21)),
           Instant.ofEpochMilli(rs.getLong(22)),
           rs.getInt(23),
-          rs.getLong(1));
+          rs.getLong(1),
+          instant(rs, 24));
     } catch (IllegalArgumentException | IllegalStateException e) {
       throw new OutboxStorageException("outbox database " + file + " holds an unreadable row for "
           + "command " + id + ": " + e.getMessage(), e);

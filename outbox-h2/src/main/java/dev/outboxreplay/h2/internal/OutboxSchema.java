@@ -29,7 +29,8 @@ public final class OutboxSchema {
   public static final String COLUMNS = "seq, command_id, idempotency_key, operation, entity_key, "
       + "payload, payload_hash, status, attempt, next_attempt_at, claim_owner, claimed_from, "
       + "fencing_token, lease_expires_at, session_version, last_error_code, last_error_message, "
-      + "last_error_at, response_status, response_body, created_at, updated_at, schema_version";
+      + "last_error_at, response_status, response_body, created_at, updated_at, schema_version, "
+      + "first_sent_at";
 
   /**
    * {@code claim_due} of a waiting row that is not its entity's head: above every real time, below
@@ -51,6 +52,25 @@ public final class OutboxSchema {
       + "SET entity_head = TRUE WHERE c.entity_head = FALSE AND c.terminal = FALSE "
       + "AND NOT EXISTS (SELECT 1 FROM outbox_command p WHERE p.entity_key = c.entity_key "
       + "AND p.terminal = FALSE AND p.seq < c.seq)";
+
+  /** Rewrites the reasons older releases audited into {@code dev.outboxreplay.Reason} names. */
+  private static final String LEGACY_AUDIT_REASONS = "UPDATE outbox_audit SET reason = CASE "
+      + "WHEN reason IN ('http_401', 'http_403') THEN 'credentials_refused' "
+      + "WHEN reason = 'connect_failed' THEN 'not_sent_offline' "
+      + "WHEN reason IN ('no_response', 'timeout_after_send') THEN 'outcome_unknown' "
+      + "WHEN reason = 'reconciliation_unreachable' THEN 'released' "
+      + "WHEN reason LIKE 'http_%' AND to_status = 'acked' THEN 'acked' "
+      + "WHEN reason LIKE 'http_%' AND to_status = 'conflict' THEN 'conflict' "
+      + "WHEN reason LIKE 'http_%' AND to_status = 'rejected' THEN 'rejected_by_receiver' "
+      + "WHEN reason = 'http_409' THEN 'in_progress' "
+      + "WHEN reason LIKE 'http_%' THEN 'retryable_response' "
+      + "WHEN reason IN ('acked', 'claimed', 'sending', 'released', 'reconciled_committed', "
+      + "'reconciled_processing', 'not_sent_replay_paused', 'not_sent_lease_half_spent', "
+      + "'not_sent_pass_stopped', 'replay_paused', 'stale_response', 'apply_failed', "
+      + "'held_stale_session', 'stale_session', 'poison_max_attempts', 'poison_max_age', "
+      + "'lease_expired_while_sending', 'operator_requeue') THEN reason "
+      + "WHEN to_status = 'acked' THEN 'acked' "
+      + "ELSE 'legacy' END";
 
   public static final List<Migration> MIGRATIONS = List.of(
       new Migration(1, "outbox_command table, due and per-entity indexes, fencing sequence",
@@ -119,7 +139,14 @@ public final class OutboxSchema {
               "ALTER TABLE outbox_audit ALTER COLUMN id SET CACHE " + SEQUENCE_CACHE,
               "ALTER SEQUENCE outbox_fencing_token CACHE " + SEQUENCE_CACHE,
               // every audit insert paid for this index; OutboxSql.pruneAudit reads id order
-              "DROP INDEX IF EXISTS idx_outbox_audit_at")));
+              "DROP INDEX IF EXISTS idx_outbox_audit_at")),
+      new Migration(5, "first_sent_at (max age counts from the first attempt that may have "
+          + "reached the receiver); one reason vocabulary in the audit", List.of(
+              "ALTER TABLE outbox_command ADD COLUMN IF NOT EXISTS first_sent_at BIGINT",
+              // rows attempted before this column existed: count from accept, as they did
+              "UPDATE outbox_command SET first_sent_at = created_at "
+                  + "WHERE attempt > 0 AND first_sent_at IS NULL",
+              LEGACY_AUDIT_REASONS)));
 
   private OutboxSchema() {}
 }

@@ -5,7 +5,9 @@ import dev.outboxreplay.ErrorInfo;
 import dev.outboxreplay.FencedOffException;
 import dev.outboxreplay.IdempotencyKey;
 import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.OutboxStore.AuditEntry;
 import dev.outboxreplay.Outcome;
+import dev.outboxreplay.Reason;
 import dev.outboxreplay.StateMachine;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.StoredResponse;
@@ -43,7 +45,9 @@ public final class OutboxSql {
   static final String CANDIDATES = "SELECT command_id, status, fencing_token, claimed_from, "
       + "EXISTS (SELECT 1 FROM outbox_command p WHERE p.entity_key = c.entity_key "
       + "AND p.terminal = FALSE AND p.seq < c.seq) AS behind "
-      + "FROM outbox_command c WHERE c.claim_due <= ? ORDER BY c.claim_due, c.seq LIMIT ?";
+      + "FROM outbox_command c WHERE c.claim_due <= ? "
+      + "AND c.status IN ('queued', 'retryable_failed', 'unknown') "
+      + "ORDER BY c.claim_due, c.seq LIMIT ?";
   private static final int MIN_CLAIM_WINDOW = 256;
   private static final String NOT_HEAD =
       "UPDATE outbox_command SET entity_head = FALSE WHERE command_id = ?";
@@ -55,6 +59,7 @@ public final class OutboxSql {
       + "status = 'sending', lease_expires_at = ?, updated_at = ?" + CAS;
   private static final String COMPLETE = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
       + "status = ?, attempt = attempt + ?, next_attempt_at = COALESCE(?, next_attempt_at), "
+      + "first_sent_at = CASE WHEN ? THEN COALESCE(first_sent_at, ?) ELSE first_sent_at END, "
       + "claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
       + "last_error_code = COALESCE(?, last_error_code), "
       + "last_error_message = CASE WHEN ? IS NULL THEN last_error_message ELSE ? END, "
@@ -65,15 +70,23 @@ public final class OutboxSql {
   private static final String RELEASE = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
       + "status = claimed_from, next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, "
       + "lease_expires_at = NULL, updated_at = ?" + CAS;
-  private static final String RECOVER = "SELECT " + OutboxSchema.COLUMNS
+  /**
+   * Sending rows whose lease ended become unknown: the request may have reached the server. A held
+   * row's {@code claim_due} is its lease end, so this reads the due range of idx_outbox_claim.
+   */
+  static final String RECOVER_SENDING = "SELECT " + OutboxSchema.COLUMNS
       + " FROM FINAL TABLE (UPDATE outbox_command SET status = 'unknown', "
-      + "attempt = attempt + 1, next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, "
-      + "lease_expires_at = NULL, last_error_code = 'lease_expired_while_sending', "
+      + "attempt = attempt + 1, next_attempt_at = ?, first_sent_at = COALESCE(first_sent_at, ?), "
+      + "claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
+      + "last_error_code = 'lease_expired_while_sending', "
       + "last_error_message = 'the sender stopped before recording an outcome; "
       + "the request may have reached the server', last_error_at = ?, updated_at = ? "
-      + "WHERE claim_due <= ? AND status = 'sending'";
-  private static final String RECOVER_SENDING = RECOVER + ")";
-  private static final String RECOVER_ONE = RECOVER + " AND command_id = ? AND fencing_token = ?)";
+      + "WHERE claim_due <= ? AND status = 'sending')";
+  /** Claimed rows whose lease ended go back, unsent, to the status they were claimed from. */
+  static final String RECOVER_CLAIMED = "SELECT " + OutboxSchema.COLUMNS
+      + " FROM FINAL TABLE (UPDATE outbox_command SET status = claimed_from, "
+      + "next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
+      + "updated_at = ? WHERE claim_due <= ? AND status = 'claimed')";
   private static final String AUDIT = "INSERT INTO outbox_audit (command_id, idempotency_key, "
       + "from_status, to_status, fencing_token, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)";
   static final String PRUNE_AUDIT = "DELETE FROM outbox_audit WHERE at < ? AND id < COALESCE("
@@ -159,28 +172,18 @@ public final class OutboxSql {
 
   private Optional<OutboxRecord> claimOne(Connection c, PreparedStatement claim, Candidate due,
       String owner, Instant leaseExpiresAt, Instant now) throws SQLException {
-    Status status = due.status();
-    Status firstClaimedFrom = due.claimedFrom();
-    if (status == Status.SENDING) {
-      if (recoverOne(c, due.id(), due.token(), now).isEmpty()) {
-        return Optional.empty();
-      }
-      status = Status.UNKNOWN;
-      firstClaimedFrom = null;
-    }
-    StateMachine.requireAllowed(status, Status.CLAIMED);
-    // An expired claim taken over keeps the status it was first claimed from.
-    Status from = status == Status.CLAIMED ? firstClaimedFrom : status;
+    Status from = due.status();
+    StateMachine.requireAllowed(from, Status.CLAIMED);
     claim.setString(1, from.wireName());
     claim.setString(2, owner);
     claim.setLong(3, leaseExpiresAt.toEpochMilli());
     claim.setLong(4, now.toEpochMilli());
     claim.setObject(5, due.id());
-    claim.setString(6, status.wireName());
+    claim.setString(6, from.wireName());
     claim.setLong(7, due.token());
     Optional<OutboxRecord> row = singleRow(claim);
     if (row.isPresent()) {
-      audit(c, row.get(), status, "claimed", now);
+      audit(c, row.get(), from, Reason.CLAIMED, now);
     }
     return row;
   }
@@ -200,7 +203,7 @@ public final class OutboxSql {
       bindCas(ps, 3, id, Status.CLAIMED, token);
       Optional<OutboxRecord> sending = singleRow(ps);
       if (sending.isPresent()) {
-        audit(c, sending.get(), Status.CLAIMED, "sending", now);
+        audit(c, sending.get(), Status.CLAIMED, Reason.SENDING, now);
       }
       return sending;
     }
@@ -214,21 +217,23 @@ public final class OutboxSql {
       ps.setString(1, outcome.status().wireName());
       ps.setInt(2, outcome.countsAsAttempt() ? 1 : 0);
       setMillis(ps, 3, outcome.status().isTerminal() ? null : outcome.nextAttemptAt());
-      ps.setString(4, error == null ? null : error.code());
-      ps.setString(5, error == null ? null : error.code());
-      ps.setString(6, error == null ? null : error.message());
-      setMillis(ps, 7, error == null ? null : error.at());
+      ps.setBoolean(4, outcome.reason().mayHaveReachedReceiver());
+      ps.setLong(5, now.toEpochMilli());
+      ps.setString(6, error == null ? null : error.code());
+      ps.setString(7, error == null ? null : error.code());
+      ps.setString(8, error == null ? null : error.message());
+      setMillis(ps, 9, error == null ? null : error.at());
       if (response == null) {
-        ps.setNull(8, Types.INTEGER);
+        ps.setNull(10, Types.INTEGER);
       } else {
-        ps.setInt(8, response.status());
+        ps.setInt(10, response.status());
       }
-      ps.setString(9, response == null ? null : "y");
-      ps.setBytes(10, response == null ? null : response.body());
-      ps.setLong(11, now.toEpochMilli());
-      bindCas(ps, 12, id, expected, token);
+      ps.setString(11, response == null ? null : "y");
+      ps.setBytes(12, response == null ? null : response.body());
+      ps.setLong(13, now.toEpochMilli());
+      bindCas(ps, 14, id, expected, token);
       OutboxRecord after = audited(c, orFenced(c, singleRow(ps), id, expected, token), expected,
-          error != null ? error.code() : outcome.status().wireName(), now);
+          outcome.reason(), now);
       if (outcome.status().isTerminal()) {
         promoteNextHead(c, after.entityKey());
       }
@@ -264,43 +269,42 @@ public final class OutboxSql {
       ps.setLong(2, now.toEpochMilli());
       bindCas(ps, 3, id, Status.CLAIMED, token);
       return audited(c, orFenced(c, singleRow(ps), id, Status.CLAIMED, token), Status.CLAIMED,
-          "released", now);
+          Reason.RELEASED, now);
     }
   }
 
-  public int recoverExpiredSending(Connection c, Instant now) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(RECOVER_SENDING)) {
-      bindRecoverTimes(ps, now);
-      int recovered = 0;
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          audit(c, rows.read(rs), Status.SENDING, "lease_expired_while_sending", now);
-          recovered++;
-        }
-      }
-      return recovered;
-    }
-  }
-
-  /** next_attempt_at, last_error_at, updated_at and the due bound of a recovery: all now. */
-  private static void bindRecoverTimes(PreparedStatement ps, Instant now) throws SQLException {
+  /**
+   * Ends every lease that ran out at or before {@code now} (see
+   * {@code OutboxStore#recoverExpiredLeases}). Reads the due range of idx_outbox_claim (expired
+   * leases and due entity heads; never terminal rows nor the backlog behind a head), once per
+   * statement. The caller commits.
+   *
+   * @return the changes, as audited
+   */
+  public List<AuditEntry> recoverExpiredLeases(Connection c, Instant now) throws SQLException {
+    List<AuditEntry> changes = new ArrayList<>();
     long at = now.toEpochMilli();
-    for (int i = 1; i <= 4; i++) {
-      ps.setLong(i, at);
+    try (PreparedStatement ps = c.prepareStatement(RECOVER_SENDING)) {
+      for (int i = 1; i <= 5; i++) {
+        ps.setLong(i, at);
+      }
+      recovered(c, ps, Status.SENDING, Reason.LEASE_EXPIRED_WHILE_SENDING, now, changes);
     }
+    try (PreparedStatement ps = c.prepareStatement(RECOVER_CLAIMED)) {
+      for (int i = 1; i <= 3; i++) {
+        ps.setLong(i, at);
+      }
+      recovered(c, ps, Status.CLAIMED, Reason.LEASE_EXPIRED_WHILE_CLAIMED, now, changes);
+    }
+    return changes;
   }
 
-  private Optional<OutboxRecord> recoverOne(Connection c, UUID id, long token, Instant now)
-      throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(RECOVER_ONE)) {
-      bindRecoverTimes(ps, now);
-      ps.setObject(5, id);
-      ps.setLong(6, token);
-      Optional<OutboxRecord> recovered = singleRow(ps);
-      if (recovered.isPresent()) {
-        audit(c, recovered.get(), Status.SENDING, "lease_expired_while_sending", now);
+  private void recovered(Connection c, PreparedStatement ps, Status from, Reason reason,
+      Instant now, List<AuditEntry> changes) throws SQLException {
+    try (ResultSet rs = ps.executeQuery()) {
+      while (rs.next()) {
+        changes.add(audit(c, rows.read(rs), from, reason, now));
       }
-      return recovered;
     }
   }
 
@@ -312,7 +316,7 @@ public final class OutboxSql {
       bindCas(ps, 3, current.commandId(), current.status(), current.fencingToken());
       Optional<OutboxRecord> requeued = singleRow(ps);
       if (requeued.isPresent()) {
-        audit(c, requeued.get(), current.status(), "operator_requeue", now);
+        audit(c, requeued.get(), current.status(), Reason.OPERATOR_REQUEUE, now);
       }
       return requeued;
     }
@@ -328,21 +332,21 @@ public final class OutboxSql {
     }
   }
 
-  public List<dev.outboxreplay.OutboxStore.AuditEntry> auditTrail(Connection c, CommandId id)
+  public List<AuditEntry> auditTrail(Connection c, CommandId id)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement("SELECT command_id, idempotency_key, "
         + "from_status, to_status, fencing_token, reason, at FROM outbox_audit "
         + "WHERE command_id = ? ORDER BY id")) {
       ps.setObject(1, id.value());
-      List<dev.outboxreplay.OutboxStore.AuditEntry> trail = new ArrayList<>();
+      List<AuditEntry> trail = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           String from = rs.getString(3);
-          trail.add(new dev.outboxreplay.OutboxStore.AuditEntry(
+          trail.add(new AuditEntry(
               new CommandId(rs.getObject(1, UUID.class)), new IdempotencyKey(rs.getString(2)),
               from == null ? null : Status.fromWireName(from),
-              Status.fromWireName(rs.getString(4)), rs.getLong(5), rs.getString(6),
-              Instant.ofEpochMilli(rs.getLong(7))));
+              Status.fromWireName(rs.getString(4)), rs.getLong(5),
+              Reason.fromWireName(rs.getString(6)), Instant.ofEpochMilli(rs.getLong(7))));
         }
       }
       return trail;
@@ -362,13 +366,13 @@ public final class OutboxSql {
     }
   }
 
-  private OutboxRecord audited(Connection c, OutboxRecord after, Status from, String reason,
+  private OutboxRecord audited(Connection c, OutboxRecord after, Status from, Reason reason,
       Instant now) throws SQLException {
     audit(c, after, from, reason, now);
     return after;
   }
 
-  private static void audit(Connection c, OutboxRecord after, Status from, String reason,
+  private static AuditEntry audit(Connection c, OutboxRecord after, Status from, Reason reason,
       Instant now) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(AUDIT)) {
       ps.setObject(1, after.commandId().value());
@@ -376,9 +380,22 @@ public final class OutboxSql {
       ps.setString(3, from == null ? null : from.wireName());
       ps.setString(4, after.status().wireName());
       ps.setLong(5, after.fencingToken());
-      ps.setString(6, reason.length() > 100 ? reason.substring(0, 100) : reason);
+      ps.setString(6, reason.wireName());
       ps.setLong(7, now.toEpochMilli());
       ps.executeUpdate();
+    }
+    return new AuditEntry(after.commandId(), after.idempotencyKey(), from, after.status(),
+        after.fencingToken(), reason, now);
+  }
+
+  /** The first acked command of {@code current}'s entity accepted after it, if any. */
+  public Optional<OutboxRecord> firstAckedAfter(Connection c, OutboxRecord current)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(SELECT + "outbox_command "
+        + "WHERE entity_key = ? AND seq > ? AND status = 'acked' ORDER BY seq LIMIT 1")) {
+      ps.setString(1, current.entityKey());
+      ps.setLong(2, current.acceptSequence());
+      return singleRow(ps);
     }
   }
 

@@ -100,7 +100,9 @@ class ClaimQueryPlanTest {
     store.claim("r", Duration.ofMinutes(1), 1_000, clock.instant()); // 1,000 audit entries
     long cutoff = clock.millis() + 1;
     clock.advance(Duration.ofSeconds(1));
-    store.claim("r", Duration.ofMinutes(1), 1_000, clock.instant().plus(Duration.ofMinutes(2)));
+    // every lease ends: 1,000 more entries, all newer than the cutoff
+    assertThat(store.recoverExpiredLeases(clock.instant().plus(Duration.ofMinutes(2))))
+        .hasSize(1_000);
 
     // Nothing older than the first entry: a row or two read, not the 2,000.
     assertThat(pruneScanCounts(cutoff - 10_000)).allMatch(n -> n <= 2);
@@ -115,6 +117,33 @@ class ClaimQueryPlanTest {
       assertThat(rs.getLong(2)).isGreaterThanOrEqualTo(cutoff);
     }
     assertThat(store.pruneAudit(java.time.Instant.ofEpochMilli(cutoff))).isZero();
+  }
+
+  @Test
+  void leaseRecoveryReadsTheDueRangeNotTheBacklogBehindHeadsNorTerminalRows() throws Exception {
+    acceptEach(2_000, i -> i < 3 ? "entity-" + i : "backlog");
+    List<OutboxRecord> held = store.claim("r", Duration.ofSeconds(30), 4, clock.instant());
+    assertThat(store.claim("r", Duration.ofSeconds(30), 10, clock.instant()))
+        .as("this claim meets the backlog and clears its head flags").isEmpty();
+    store.markSending(held.get(0).commandId(), held.get(0).fencingToken(),
+        clock.instant().plusSeconds(30), clock.instant());
+    // 1 sending and 3 claimed leases ended; the backlog's 1,996 rows wait behind its claimed head
+    clock.advance(Duration.ofMinutes(1));
+    for (String recovery : List.of(OutboxSql.RECOVER_SENDING, OutboxSql.RECOVER_CLAIMED)) {
+      // H2 plans the UPDATE inside FINAL TABLE (...) on its own; EXPLAIN shows only the outer
+      String update = recovery.substring(recovery.indexOf("FINAL TABLE (") + 13,
+          recovery.length() - 1);
+      String plan = explainAnalyze(update, ps -> {
+        int parameters = ps.getParameterMetaData().getParameterCount();
+        for (int i = 1; i <= parameters; i++) {
+          ps.setLong(i, clock.millis());
+        }
+      });
+      assertThat(plan).contains("IDX_OUTBOX_CLAIM").doesNotContainIgnoringCase("tableScan");
+      assertThat(scanCounts(plan)).as(plan).isNotEmpty().allMatch(n -> n <= 5);
+    }
+    assertThat(store.countByStatus().get(Status.UNKNOWN)).isEqualTo(1);
+    assertThat(store.countByStatus().get(Status.QUEUED)).isEqualTo(2_000 - 1);
   }
 
   /** Accepts {@code count} commands, the {@code i}-th on entity {@code entityOf.apply(i)}. */

@@ -1,0 +1,148 @@
+package dev.outboxreplay;
+
+import dev.outboxreplay.internal.Arguments;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Objects;
+
+/**
+ * Configures a {@link Replayer}; each setter validates its argument and names it in the message.
+ * Obtain one from {@link Replayer#builder}.
+ *
+ * @param <T> the store's transaction handle
+ */
+public final class ReplayerBuilder<T> {
+  public static final Duration DEFAULT_LEASE = Duration.ofSeconds(60);
+  public static final int DEFAULT_BATCH_SIZE = 32;
+  public static final int DEFAULT_CONCURRENCY = 4;
+  public static final Duration DEFAULT_HOLD_INTERVAL = Duration.ofSeconds(30);
+  public static final Duration DEFAULT_AUDIT_RETENTION = Duration.ofDays(30);
+
+  final OutboxStore<T> store;
+  final Transport transport;
+  SessionRuntime session = SessionRuntime.ANONYMOUS;
+  ResponseApplier<T> applier = ResponseApplier.none();
+  RetryPolicy retry;
+  Clock clock = Clock.systemUTC();
+  String owner = "replayer-" + ProcessHandle.current().pid() + "-"
+      + Integer.toHexString(System.identityHashCode(this));
+  Duration lease = DEFAULT_LEASE;
+  int batchSize = DEFAULT_BATCH_SIZE;
+  int concurrency = DEFAULT_CONCURRENCY;
+  StaleSessionPolicy stalePolicy = StaleSessionPolicy.HOLD;
+  ForbiddenPolicy forbiddenPolicy = ForbiddenPolicy.REJECT_COMMAND;
+  Duration holdInterval = DEFAULT_HOLD_INTERVAL;
+  Duration auditRetention = DEFAULT_AUDIT_RETENTION;
+  OutboxListener listener = OutboxListener.NONE;
+  FailureInjector failures = FailureInjector.NONE;
+  ConnectivityMonitor connectivity = ConnectivityMonitor.NONE;
+
+  ReplayerBuilder(OutboxStore<T> store, Transport transport) {
+    this.store = Objects.requireNonNull(store, "store == null");
+    this.transport = Objects.requireNonNull(transport, "transport == null");
+  }
+
+  /** Session fence, tenant and credentials. Default {@link SessionRuntime#ANONYMOUS}. */
+  public ReplayerBuilder<T> session(SessionRuntime session) {
+    this.session = Objects.requireNonNull(session, "session == null");
+    return this;
+  }
+
+  /** Applies acked answers to local state in the ack's transaction. Default: none. */
+  public ReplayerBuilder<T> responseApplier(ResponseApplier<T> applier) {
+    this.applier = Objects.requireNonNull(applier, "responseApplier == null");
+    return this;
+  }
+
+  /** Back-off and limits. Default {@link RetryPolicy#defaults} with a {@code SecureRandom}. */
+  public ReplayerBuilder<T> retryPolicy(RetryPolicy retry) {
+    this.retry = Objects.requireNonNull(retry, "retryPolicy == null");
+    return this;
+  }
+
+  public ReplayerBuilder<T> clock(Clock clock) {
+    this.clock = Objects.requireNonNull(clock, "clock == null");
+    return this;
+  }
+
+  /** Name recorded as claim owner. Default: process id and an instance hash. */
+  public ReplayerBuilder<T> owner(String owner) {
+    if (owner == null || owner.isBlank() || owner.length() > 200) {
+      throw new IllegalArgumentException("owner must be 1-200 characters: " + owner);
+    }
+    this.owner = owner;
+    return this;
+  }
+
+  /**
+   * Claim lease. Keep it at least twice the transport's call timeout: a row marked sending ahead
+   * of a free sender may wait for one call before its own, and one whose lease is half spent by
+   * then is not sent but claimed afresh. Default 60 s.
+   */
+  public ReplayerBuilder<T> lease(Duration lease) {
+    this.lease = Arguments.positive("lease", lease);
+    return this;
+  }
+
+  /** Rows claimed at a time. Default 32. */
+  public ReplayerBuilder<T> batchSize(int batchSize) {
+    this.batchSize = Arguments.atLeastOne("batchSize", batchSize);
+    return this;
+  }
+
+  /** Sends in flight at once (different entities). Default 4. */
+  public ReplayerBuilder<T> concurrency(int concurrency) {
+    this.concurrency = Arguments.atLeastOne("concurrency", concurrency);
+    return this;
+  }
+
+  /** Commands of an older session version. Default {@link StaleSessionPolicy#HOLD}. */
+  public ReplayerBuilder<T> staleSessionPolicy(StaleSessionPolicy policy) {
+    this.stalePolicy = Objects.requireNonNull(policy, "staleSessionPolicy == null");
+    return this;
+  }
+
+  /** What a 403 means. Default {@link ForbiddenPolicy#REJECT_COMMAND}. */
+  public ReplayerBuilder<T> forbiddenPolicy(ForbiddenPolicy policy) {
+    this.forbiddenPolicy = Objects.requireNonNull(policy, "forbiddenPolicy == null");
+    return this;
+  }
+
+  /**
+   * Wait before looking again at a held, in-progress or processing command, and between checks
+   * of a paused session. Default 30 s.
+   */
+  public ReplayerBuilder<T> holdInterval(Duration holdInterval) {
+    this.holdInterval = Arguments.positive("holdInterval", holdInterval);
+    return this;
+  }
+
+  /** How long audit entries are kept. Default 30 days. */
+  public ReplayerBuilder<T> auditRetention(Duration auditRetention) {
+    this.auditRetention = Arguments.positive("auditRetention", auditRetention);
+    return this;
+  }
+
+  public ReplayerBuilder<T> listener(OutboxListener listener) {
+    this.listener = Objects.requireNonNull(listener, "listener == null");
+    return this;
+  }
+
+  public ReplayerBuilder<T> failureInjector(FailureInjector failures) {
+    this.failures = Objects.requireNonNull(failures, "failureInjector == null");
+    return this;
+  }
+
+  /** Reports network-up. Default {@link ConnectivityMonitor#NONE}. */
+  public ReplayerBuilder<T> connectivityMonitor(ConnectivityMonitor connectivity) {
+    this.connectivity = Objects.requireNonNull(connectivity, "connectivityMonitor == null");
+    return this;
+  }
+
+  public Replayer<T> build() {
+    if (retry == null) {
+      retry = RetryPolicy.defaults(new java.security.SecureRandom());
+    }
+    return new Replayer<>(this);
+  }
+}

@@ -1,0 +1,176 @@
+package dev.outboxreplay.internal.replay;
+
+import dev.outboxreplay.FencedOffException;
+import dev.outboxreplay.OutboxListener;
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.OutboxStore;
+import dev.outboxreplay.Reason;
+import dev.outboxreplay.ResponseApplier;
+import dev.outboxreplay.Status;
+import dev.outboxreplay.internal.PassCounters;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Writes decisions: the fenced status change, the response applier in the same transaction for
+ * an ack, then, after commit, the listener with the reason the audit recorded. Used by the pass
+ * thread only, so the applier never runs concurrently with itself.
+ *
+ * @param <T> the store's transaction handle
+ */
+final class Recorder<T> {
+  private static final Logger LOG = LoggerFactory.getLogger(Recorder.class);
+
+  private final OutboxStore<T> store;
+  private final ResponseApplier<T> applier;
+  private final OutboxListener listener;
+  private final OutcomePolicy policy;
+
+  Recorder(OutboxStore<T> store, ResponseApplier<T> applier, OutboxListener listener,
+      OutcomePolicy policy) {
+    this.store = store;
+    this.applier = applier;
+    this.listener = listener;
+    this.policy = policy;
+  }
+
+  /** A decision for a row held in {@code expected}. */
+  record Step(OutboxRecord held, Status expected, Decision decision) {}
+
+  /**
+   * Writes {@code steps} and marks {@code next} sending, all in one transaction. If that fails (a
+   * row fenced off, an applier that threw) nothing of it is kept: each step is then written in
+   * its own transaction, and the rows are marked sending in one more.
+   *
+   * @return the rows now sending, in the order given
+   */
+  List<OutboxRecord> recordAndMark(List<Step> steps, List<OutboxRecord> next, Instant leaseEnd,
+      Instant now, PassCounters counters) {
+    List<OutboxRecord> sending = null;
+    if (steps.size() > 1 || (steps.size() == 1 && !next.isEmpty())) {
+      try {
+        Written written = store.inTransaction(tx -> {
+          List<OutboxRecord> rows = new ArrayList<>(steps.size());
+          for (Step step : steps) {
+            rows.add(write(tx, step, now));
+          }
+          return new Written(rows, next.isEmpty() ? List.of()
+              : store.markSending(tx, next, leaseEnd, now));
+        });
+        for (int i = 0; i < steps.size(); i++) {
+          reported(steps.get(i), written.recorded().get(i), now, counters);
+        }
+        sending = written.sending();
+      } catch (RuntimeException e) {
+        LOG.debug("recording {} answers together failed; recording each alone", steps.size(), e);
+      }
+    }
+    if (sending == null) {
+      for (Step step : steps) {
+        recordOne(step, now, counters);
+      }
+      sending = next.isEmpty() ? List.of() : store.markSending(next, leaseEnd, now);
+    }
+    counters.fencedOff.addAndGet(next.size() - sending.size());
+    for (OutboxRecord r : sending) {
+      emit(r, Status.CLAIMED, Reason.SENDING, now);
+    }
+    return sending;
+  }
+
+  /** Writes one step in its own transaction; an applier failure makes the row unknown. */
+  void recordOne(Step step, Instant now, PassCounters counters) {
+    OutboxRecord held = step.held();
+    try {
+      reported(step, store.inTransaction(tx -> write(tx, step, now)), now, counters);
+    } catch (FencedOffException e) {
+      counters.fencedOff.incrementAndGet();
+      LOG.debug("fenced off: {}", e.getMessage());
+    } catch (RuntimeException e) {
+      if (!step.decision().applies()) {
+        LOG.warn("recording the outcome of command {} failed; its lease will expire and it is "
+            + "retried", held.commandId(), e);
+        return;
+      }
+      LOG.warn("applying the answer to command {} failed; it will be fetched again",
+          held.commandId(), e);
+      recordOne(new Step(held, step.expected(), policy.applyFailed(held, e.toString(), now)), now,
+          counters);
+    }
+  }
+
+  /** Reports a change the store made on its own (a lease recovery), as the audit recorded it. */
+  void recovered(OutboxStore.AuditEntry entry) {
+    report(new OutboxListener.Transition(entry.commandId(), entry.idempotencyKey(), entry.from(),
+        entry.to(), entry.fencingToken(), entry.reason(), entry.at()));
+  }
+
+  /** Reports a claim: the audit records it from the status the row was claimed from. */
+  void claimed(OutboxRecord claimed, Instant now) {
+    emit(claimed, claimed.claimedFrom(), Reason.CLAIMED, now);
+  }
+
+  /**
+   * The fenced write first: a replayer that lost its lease is refused before any application
+   * code runs. Row and applied state commit together, or neither.
+   */
+  private OutboxRecord write(T tx, Step step, Instant now) throws Exception {
+    OutboxRecord held = step.held();
+    OutboxRecord after = store.complete(tx, held.commandId(), held.fencingToken(),
+        step.expected(), step.decision().outcome(), now);
+    if (step.decision().applies()) {
+      applier.apply(tx, after, step.decision().outcome().response());
+    }
+    return after;
+  }
+
+  private void reported(Step step, OutboxRecord after, Instant now, PassCounters counters) {
+    Reason reason = step.decision().outcome().reason();
+    count(step.decision(), counters);
+    emit(after, step.expected(), reason, now);
+    if (step.decision().effect() == Decision.Effect.POISON) {
+      try {
+        listener.onPoison(after, reason);
+      } catch (RuntimeException e) {
+        LOG.warn("outbox listener threw; ignored", e);
+      }
+    }
+  }
+
+  private static void count(Decision decision, PassCounters counters) {
+    var outcome = decision.outcome();
+    switch (outcome.status()) {
+      case ACKED -> {
+        counters.acked.incrementAndGet();
+        if (outcome.reason() == Reason.RECONCILED_COMMITTED) {
+          counters.reconciled.incrementAndGet();
+        }
+      }
+      case CONFLICT -> counters.conflicts.incrementAndGet();
+      case REJECTED -> counters.rejected.incrementAndGet();
+      case UNKNOWN -> (outcome.countsAsAttempt() ? counters.unknown : counters.released)
+          .incrementAndGet();
+      default -> (outcome.countsAsAttempt() ? counters.retried : counters.released)
+          .incrementAndGet();
+    }
+  }
+
+  private void emit(OutboxRecord after, Status from, Reason reason, Instant at) {
+    report(new OutboxListener.Transition(after.commandId(), after.idempotencyKey(), from,
+        after.status(), after.fencingToken(), reason, at));
+  }
+
+  private void report(OutboxListener.Transition transition) {
+    try {
+      listener.onTransition(transition);
+    } catch (RuntimeException e) {
+      LOG.warn("outbox listener threw; ignored", e);
+    }
+  }
+
+  /** What one transaction of {@link #recordAndMark} wrote. */
+  private record Written(List<OutboxRecord> recorded, List<OutboxRecord> sending) {}
+}

@@ -1,0 +1,345 @@
+package dev.outboxreplay.internal.replay;
+
+import dev.outboxreplay.FailurePoint;
+import dev.outboxreplay.FencedOffException;
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.OutboxStore;
+import dev.outboxreplay.PassSummary;
+import dev.outboxreplay.Reason;
+import dev.outboxreplay.Reconciliation;
+import dev.outboxreplay.SessionRuntime;
+import dev.outboxreplay.Status;
+import dev.outboxreplay.TransportResult;
+import dev.outboxreplay.internal.PassCounters;
+import dev.outboxreplay.internal.replay.Recorder.Step;
+import java.io.IOException;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.Deque;
+import java.util.List;
+import java.util.Optional;
+import java.util.concurrent.CompletionService;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorCompletionService;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.function.BooleanSupplier;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One replay pass, run on one thread that does every write: recover expired leases, claim due
+ * rows in batches, decide each with the {@link OutcomePolicy}, hand requests to sender tasks
+ * (network I/O only, they return what happened), and record answers with the {@link Recorder}.
+ *
+ * <p>Up to {@code concurrency} sends are in flight, and up to {@code concurrency} more rows are
+ * already marked sending ("primed"), so a free sender gets its next row without waiting for a
+ * commit. Answers are recorded, and rows marked sending to refill the primed ones, in one
+ * transaction, taken once half the senders have answered, the primed rows run low, a sender is
+ * idle, replay paused, or the oldest unrecorded answer has waited 2 ms. A primed row is therefore
+ * recorded sending before its request goes out, never after. A primed row not sent after all
+ * (paused, half its lease spent, pass stopped) is recorded with a {@code not_sent_*} reason, not
+ * as an attempt.
+ *
+ * @param <T> the store's transaction handle
+ */
+public final class ReplayPass<T> {
+  private static final Logger LOG = LoggerFactory.getLogger(ReplayPass.class);
+  private static final int MAX_CLAIMS_PER_PASS = 10_000;
+  /** Longest an answer waits to share its commit with later answers. */
+  private static final long MAX_ANSWER_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
+
+  private final ReplayEngine<T> e;
+  private final BooleanSupplier stopping;
+  private final PassCounters counters = new PassCounters();
+  private final CompletionService<Attempt> completions;
+  /** Claimed rows to mark sending, in claim order. */
+  private final Deque<OutboxRecord> ready = new ArrayDeque<>();
+  /** Rows marked sending, waiting for a free sender. */
+  private final Deque<OutboxRecord> primed = new ArrayDeque<>();
+  /** Answers decided but not yet recorded. */
+  private List<Step> answered = new ArrayList<>();
+  private long firstAnswerNanos;
+  private int active;
+  private int claims;
+  private boolean mayClaim = true;
+
+  /**
+   * @param stopping true once the replayer is closing: start no more requests
+   */
+  public ReplayPass(ReplayEngine<T> engine, BooleanSupplier stopping) {
+    this.e = engine;
+    this.stopping = stopping;
+    this.completions = new ExecutorCompletionService<>(engine.senders());
+  }
+
+  /** What a sender task brings back. */
+  private record Attempt(OutboxRecord held, Status expected, TransportResult result,
+      boolean reconciled, SessionRuntime.Snapshot session) {
+    /** A reconciliation that did not settle the row: send it with the same key. */
+    boolean resend() {
+      return result == null;
+    }
+  }
+
+  /** Runs the pass to its end; call once. */
+  public PassSummary run() {
+    Reason paused = e.gate().paused();
+    if (paused != null) {
+      reportPause(paused);
+      return counters.summary(paused);
+    }
+    for (OutboxStore.AuditEntry recovered : e.store().recoverExpiredLeases(e.clock().instant())) {
+      e.recorder().recovered(recovered);
+    }
+    try {
+      loop();
+    } catch (InterruptedException ie) {
+      Thread.currentThread().interrupt();
+    } finally {
+      for (; active > 0; active--) {
+        try {
+          collect(completions.take());
+        } catch (InterruptedException ie) {
+          Thread.currentThread().interrupt();
+          break;
+        }
+      }
+      recordAnswers(0);
+      notSent(Reason.NOT_SENT_PASS_STOPPED);
+    }
+    return counters.summary(e.gate().paused());
+  }
+
+  private void loop() throws InterruptedException {
+    while (true) {
+      boolean stop = stopping.getAsBoolean();
+      if (stop || e.gate().paused() != null) {
+        recordAnswers(0);
+        notSent(stop ? Reason.NOT_SENT_PASS_STOPPED : Reason.NOT_SENT_REPLAY_PAUSED);
+        releaseReady();
+        mayClaim = false;
+      } else {
+        startPrimed();
+        int senders = senders();
+        int halfOfSenders = Math.max(1, senders / 2);
+        boolean record = !answered.isEmpty() && (answered.size() >= halfOfSenders
+            || active < senders
+            || System.nanoTime() - firstAnswerNanos >= MAX_ANSWER_WAIT_NANOS);
+        boolean refill = !ready.isEmpty()
+            && (active < senders || primed.size() < halfOfSenders);
+        if (record || refill) {
+          mayClaim |= !answered.isEmpty(); // a finished row may have unblocked its entity
+          recordAnswers(wanted());
+          startPrimed();
+        }
+        if (mayClaim && ready.size() < e.concurrency() && claims < MAX_CLAIMS_PER_PASS) {
+          claimBatch();
+          recordAnswers(wanted());
+          startPrimed();
+        }
+      }
+      if (active == 0) {
+        if (ready.isEmpty() && primed.isEmpty() && answered.isEmpty()
+            && (!mayClaim || claims >= MAX_CLAIMS_PER_PASS)) {
+          return;
+        }
+        continue;
+      }
+      Future<Attempt> done;
+      if (answered.isEmpty()) {
+        done = completions.take();
+      } else {
+        long waitNanos = MAX_ANSWER_WAIT_NANOS - (System.nanoTime() - firstAnswerNanos);
+        done = completions.poll(Math.max(0, waitNanos), TimeUnit.NANOSECONDS);
+        if (done == null) {
+          continue; // the oldest answer has waited long enough: record it now
+        }
+      }
+      for (; done != null; done = completions.poll()) {
+        collect(done);
+        active--;
+      }
+    }
+  }
+
+  /** Rows to mark sending now: one per free sender, plus enough to refill the primed rows. */
+  private int wanted() {
+    int senders = senders();
+    return Math.max(0, senders - active) + Math.max(0, senders - primed.size());
+  }
+
+  /** Sends in flight at once: one while probing a network that was just offline. */
+  private int senders() {
+    return e.gate().probing() ? 1 : e.concurrency();
+  }
+
+  private void claimBatch() {
+    Instant now = e.clock().instant();
+    List<OutboxRecord> claimed = e.store().claim(e.owner(), e.lease(), e.batchSize(), now);
+    claims++;
+    mayClaim = !claimed.isEmpty();
+    counters.claimed.addAndGet(claimed.size());
+    long sessionVersion = e.session().current().version();
+    for (OutboxRecord r : claimed) {
+      e.recorder().claimed(r, now);
+      e.failures().at(FailurePoint.AFTER_CLAIM);
+      ClaimDecision next = e.policy().onClaim(r, sessionVersion, now);
+      switch (next.next()) {
+        case SEND -> ready.add(r);
+        case RECONCILE -> {
+          SessionRuntime.Snapshot s = e.session().current();
+          completions.submit(() -> reconcile(r, s));
+          active++;
+        }
+        case RECORD -> e.recorder().recordOne(new Step(r, Status.CLAIMED, next.decision()), now,
+            counters);
+      }
+    }
+  }
+
+  /**
+   * Records the answers decided so far, and marks up to {@code wanted} ready rows sending in the
+   * same transaction.
+   */
+  private void recordAnswers(int wanted) {
+    List<Step> steps = answered;
+    answered = new ArrayList<>(); // handed over: never recorded twice, even on a throw
+    List<OutboxRecord> next = new ArrayList<>(Math.max(0, Math.min(wanted, ready.size())));
+    while (next.size() < wanted && !ready.isEmpty()) {
+      next.add(ready.poll());
+    }
+    if (steps.isEmpty() && next.isEmpty()) {
+      return;
+    }
+    Instant now = e.clock().instant();
+    primed.addAll(e.recorder().recordAndMark(steps, next, now.plus(e.lease()), now, counters));
+  }
+
+  /** Hands primed rows to free senders, oldest first; a row with half its lease spent is not. */
+  private void startPrimed() {
+    SessionRuntime.Snapshot s = null;
+    while (active < senders() && !primed.isEmpty()) {
+      OutboxRecord r = primed.poll();
+      Instant now = e.clock().instant();
+      if (r.leaseExpiresAt().isBefore(now.plus(e.lease().dividedBy(2)))) {
+        notSent(r, Reason.NOT_SENT_LEASE_HALF_SPENT, now);
+        continue;
+      }
+      if (s == null) {
+        s = e.session().current();
+      }
+      SessionRuntime.Snapshot sentUnder = s;
+      completions.submit(() -> send(r, sentUnder));
+      active++;
+    }
+  }
+
+  /**
+   * Decides a finished task's answer. A refused session or an offline network takes effect here,
+   * as it arrives, so no primed row is handed out after it.
+   */
+  private void collect(Future<Attempt> done) throws InterruptedException {
+    try {
+      Attempt a = done.get();
+      if (a.resend()) {
+        ready.add(a.held());
+        return;
+      }
+      boolean admits = a.result().kind() != TransportResult.Kind.ACKED
+          || e.session().current().admits(a.session());
+      Decision decision = e.policy().onAnswer(a.held(), a.expected(), a.result(),
+          a.reconciled(), admits, e.clock().instant());
+      switch (decision.effect()) {
+        case PAUSE_FOR_CREDENTIALS -> {
+          e.gate().credentialsRefused(a.session());
+          reportPause(Reason.CREDENTIALS_REFUSED);
+        }
+        case OFFLINE -> {
+          e.gate().wentOffline();
+          reportPause(Reason.OFFLINE);
+        }
+        default -> e.gate().reachedReceiver();
+      }
+      if (answered.isEmpty()) {
+        firstAnswerNanos = System.nanoTime();
+      }
+      answered.add(new Step(a.held(), a.expected(), decision));
+    } catch (ExecutionException ex) {
+      LOG.warn("a sender task failed unexpectedly; its lease will expire and it is retried",
+          ex.getCause());
+    }
+  }
+
+  private void reportPause(Reason reason) {
+    if (e.gate().firstReport(reason)) {
+      try {
+        e.listener().onReplayPaused(reason);
+      } catch (RuntimeException ex) {
+        LOG.warn("outbox listener threw; ignored", ex);
+      }
+    }
+  }
+
+  private void notSent(Reason reason) {
+    Instant now = e.clock().instant();
+    for (OutboxRecord r = primed.poll(); r != null; r = primed.poll()) {
+      notSent(r, reason, now);
+    }
+  }
+
+  private void notSent(OutboxRecord sending, Reason reason, Instant now) {
+    e.recorder().recordOne(new Step(sending, Status.SENDING,
+        e.policy().notSent(sending, reason, now)), now, counters);
+  }
+
+  /** Gives claimed rows back unsent, due now. */
+  private void releaseReady() {
+    Instant now = e.clock().instant();
+    for (OutboxRecord r = ready.poll(); r != null; r = ready.poll()) {
+      e.recorder().recordOne(new Step(r, Status.CLAIMED,
+          e.policy().notSent(r, Reason.REPLAY_PAUSED, now)), now, counters);
+    }
+  }
+
+  /** On a sender: one attempt of a row already marked sending. */
+  private Attempt send(OutboxRecord sending, SessionRuntime.Snapshot s) {
+    e.failures().at(FailurePoint.BEFORE_NETWORK_SEND);
+    TransportResult result = e.transport().send(sending, s);
+    e.failures().at(FailurePoint.AFTER_RESPONSE_BEFORE_ACK);
+    return new Attempt(sending, Status.SENDING, result, false, s);
+  }
+
+  /**
+   * On a sender: asks the receiver what became of a row whose last attempt may have reached it.
+   * Anything but committed or processing (not seen, failed, no reconciliation, unreachable) means
+   * resend with the same key: a draft receiver answers a repeat with its stored response.
+   */
+  private Attempt reconcile(OutboxRecord claimed, SessionRuntime.Snapshot s) {
+    Optional<Reconciliation> answer;
+    try {
+      answer = e.transport().reconcile(claimed, s);
+    } catch (IOException ex) {
+      LOG.debug("reconciling {} failed; resending with its key", claimed.commandId(), ex);
+      answer = Optional.empty();
+    }
+    if (answer.isPresent()) {
+      Reconciliation r = answer.get();
+      switch (r.state()) {
+        case COMMITTED -> {
+          return new Attempt(claimed, Status.CLAIMED, new TransportResult(
+              TransportResult.Kind.ACKED, r.response(), null, "reconciled_committed", ""), true,
+              s);
+        }
+        case PROCESSING -> {
+          return new Attempt(claimed, Status.CLAIMED, new TransportResult(
+              TransportResult.Kind.IN_PROGRESS, null, null, "reconciled_processing",
+              "the receiver is still processing this key"), true, s);
+        }
+        default -> { }
+      }
+    }
+    return new Attempt(claimed, Status.CLAIMED, null, false, s);
+  }
+}
