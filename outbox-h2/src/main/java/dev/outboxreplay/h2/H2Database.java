@@ -4,8 +4,11 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.internal.H2Errors;
+import dev.outboxreplay.h2.internal.LocalOnly;
+import dev.outboxreplay.h2.internal.PrivateFiles;
 import dev.outboxreplay.h2.internal.SchemaMigrator;
 import dev.outboxreplay.internal.Arguments;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -25,6 +28,13 @@ import javax.sql.DataSource;
  * <p>Opening never creates a fresh database in place of a file it cannot read: a locked,
  * corrupt or newer-format file fails with {@link OutboxStorageException} naming the file.
  *
+ * <p>On a user's machine: nothing listens beyond loopback. In multi-process mode H2's sockets
+ * (its server for the other processes and its socket file lock) bind to {@code 127.0.0.1}: this
+ * class sets H2's JVM-wide {@code h2.bindAddress} to it before H2 loads, unless the application
+ * set it, and refuses multi-process mode when H2 would listen elsewhere. What the library creates
+ * is owner-only: missing folders {@code 0700}, a new database file and H2's lock file (which holds
+ * the server's access key) {@code 0600}. H2 writes no trace file. See {@code docs/security.md}.
+ *
  * <p>Thread-safe. Close it when done; rows already committed stay on disk.
  */
 public final class H2Database implements AutoCloseable {
@@ -38,12 +48,28 @@ public final class H2Database implements AutoCloseable {
   private final HikariDataSource pool;
   private final List<Runnable> beforeClose = new CopyOnWriteArrayList<>();
 
+  static {
+    LocalOnly.requestLoopback(); // before any H2 class loads: it reads the address once
+  }
+
   private H2Database(Builder builder) {
     this.file = builder.file;
     this.durability = builder.durability;
-    if (!builder.createIfMissing && !Files.exists(dataFile(file))) {
+    boolean existed = Files.exists(dataFile(file));
+    if (!builder.createIfMissing && !existed) {
       throw new OutboxStorageException("no outbox database at " + dataFile(file)
           + " (it is not created because createIfMissing is off)");
+    }
+    if (builder.multiProcess) {
+      LocalOnly.requireLoopback(dataFile(file));
+    }
+    if (!existed) {
+      try {
+        PrivateFiles.createParents(dataFile(file));
+      } catch (IOException e) {
+        throw new OutboxStorageException("cannot create the folder of " + dataFile(file) + ": "
+            + e, e);
+      }
     }
     HikariConfig config = new HikariConfig();
     config.setPoolName("outbox-h2:" + file.getFileName());
@@ -58,6 +84,11 @@ public final class H2Database implements AutoCloseable {
       this.pool = new HikariDataSource(config);
     } catch (RuntimeException e) {
       throw H2Errors.onOpen(dataFile(file), e);
+    }
+    // The lock file is new on every open and holds the server's access key.
+    PrivateFiles.restrictToOwner(lockFile(file));
+    if (!existed) {
+      PrivateFiles.restrictToOwner(dataFile(file));
     }
     try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
       // Persisted by H2, but set on every open so a file made elsewhere gets it too.
@@ -153,9 +184,15 @@ public final class H2Database implements AutoCloseable {
     return base.resolveSibling(base.getFileName() + ".mv.db");
   }
 
+  static Path lockFile(Path base) {
+    return base.resolveSibling(base.getFileName() + ".lock.db");
+  }
+
   private static String jdbcUrl(Builder b) {
     StringBuilder url = new StringBuilder("jdbc:h2:file:").append(b.file)
         .append(";WRITE_DELAY=0")
+        // no .trace.db: it is created with the umask and may quote statements and values
+        .append(";TRACE_LEVEL_FILE=0")
         .append(";LOCK_TIMEOUT=").append(b.lockTimeout.toMillis());
     if (b.multiProcess) {
       // SOCKET: after the owner is killed, the next opener sees the lock as stale as soon as the

@@ -1,0 +1,98 @@
+package dev.outboxreplay.h2;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.outboxreplay.testkit.ChildJvm;
+import java.io.Reader;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * On a user's machine: a process holding an outbox file listens on loopback only, other processes
+ * still share the file, and what the library creates is owner-only.
+ */
+class LocalOnlyTest {
+  static final Duration CHILD = Duration.ofSeconds(60);
+
+  @TempDir Path dir;
+
+  @Test
+  void aProcessHoldingAFileForOtherProcessesListensOnLoopbackOnly() throws Exception {
+    assumeTrue(ListeningSockets.available(), "needs Linux /proc");
+    Path file = dir.resolve("app");
+    try (H2Database db = H2Database.open(file)) { // the default: multi-process
+      H2OutboxStore.create(db);
+      List<ListeningSockets.Listener> listeners =
+          ListeningSockets.of(ProcessHandle.current().pid());
+      Properties lock = new Properties();
+      try (Reader in = Files.newBufferedReader(dir.resolve("app.lock.db"))) {
+        lock.load(in);
+      }
+      int serverPort = Integer.parseInt(lock.getProperty("server").split(":")[1]);
+      assertThat(listeners).as("H2's server for other processes is among them")
+          .anyMatch(l -> l.port() == serverPort);
+      assertThat(listeners).as("every listening socket of this process")
+          .allMatch(l -> l.address().isLoopbackAddress());
+      String serverHost = lock.getProperty("server").split(":")[0];
+      assertThat(java.net.InetAddress.getByName(serverHost).isLoopbackAddress())
+          .as("other processes are told to connect to %s", serverHost).isTrue();
+
+      try (ChildJvm second = ChildJvm.start(OpenLoopbackChild.class,
+          dir.resolve("second.err"), file.toString(), "second")) {
+        assertThat(second.nextLine(CHILD)).as(second.stderrText()).isEqualTo("WROTE");
+      }
+    }
+  }
+
+  @Test
+  void multiProcessModeIsRefusedWhenH2WasLoadedToListenOnEveryInterface() throws Exception {
+    try (ChildJvm child = ChildJvm.start(OpenLoopbackChild.class, dir.resolve("child.err"),
+        dir.resolve("app").toString(), "h2-first")) {
+      String line = child.nextLine(CHILD);
+      assertThat(line).as(child.stderrText()).startsWith("REFUSED")
+          .contains("every network interface").contains("-Dh2.bindAddress=127.0.0.1")
+          .contains("app.mv.db");
+    }
+    assertThat(dir.resolve("app.mv.db")).as("nothing created").doesNotExist();
+  }
+
+  @Test
+  void createdFoldersAndFilesAreOwnerOnlyAndAnExistingFileKeepsItsPermissions()
+      throws Exception {
+    assumeTrue(Files.getFileStore(dir).supportsFileAttributeView("posix"), "needs POSIX");
+    Path file = dir.resolve("new/nested/app");
+    try (H2Database db = H2Database.open(file)) {
+      H2OutboxStore.create(db);
+      assertThat(perms(dir.resolve("new"))).isEqualTo("rwx------");
+      assertThat(perms(dir.resolve("new/nested"))).isEqualTo("rwx------");
+      assertThat(perms(dir.resolve("new/nested/app.mv.db"))).isEqualTo("rw-------");
+      assertThat(perms(dir.resolve("new/nested/app.lock.db")))
+          .as("holds the server's access key").isEqualTo("rw-------");
+    }
+    try (var files = Files.list(dir.resolve("new/nested"))) {
+      assertThat(files.map(p -> p.getFileName().toString()))
+          .as("no trace file").noneMatch(n -> n.endsWith(".trace.db"));
+    }
+    Files.setPosixFilePermissions(dir.resolve("new/nested/app.mv.db"),
+        PosixFilePermissions.fromString("rw-r-----"));
+    try (H2Database db = H2Database.open(file)) {
+      assertThat(perms(dir.resolve("new/nested/app.mv.db")))
+          .as("the owner chose to share it with a group").isEqualTo("rw-r-----");
+      assertThat(perms(dir.resolve("new/nested/app.lock.db"))).isEqualTo("rw-------");
+    }
+  }
+
+  private static String perms(Path p) throws Exception {
+    Set<PosixFilePermission> set = Files.getPosixFilePermissions(p);
+    return PosixFilePermissions.toString(set);
+  }
+}
