@@ -24,8 +24,8 @@ import java.util.random.RandomGenerator;
 public final class Outbox<T> {
   /** Default largest canonical payload: 1 MiB. */
   public static final int DEFAULT_MAX_PAYLOAD_BYTES = 1 << 20;
-  /** Longest operation name. */
-  public static final int MAX_OPERATION_LENGTH = 200;
+  /** Longest operation name ({@link OperationName#MAX_LENGTH}). */
+  public static final int MAX_OPERATION_LENGTH = OperationName.MAX_LENGTH;
   /** Longest entity key. */
   public static final int MAX_ENTITY_KEY_LENGTH = 500;
 
@@ -120,6 +120,9 @@ public final class Outbox<T> {
       throw new InvalidCommandException(where, "is null");
     }
     String operation = requireText(command.operation(), where + ".operation", MAX_OPERATION_LENGTH);
+    if (!OperationName.isValid(operation)) {
+      throw new InvalidCommandException(where + ".operation", "must be " + OperationName.GRAMMAR);
+    }
     String entityKey =
         requireText(command.entityKey(), where + ".entityKey", MAX_ENTITY_KEY_LENGTH);
     byte[] canonical;

@@ -11,7 +11,8 @@ import java.util.Objects;
  * <p>Validation happens at accept, so a bad command fails there with
  * {@link InvalidCommandException} and nothing is written.
  *
- * @param operation the server operation, also the default route segment; non-blank
+ * @param operation the server operation, also the default route segment; an
+ *     {@link OperationName} (one URL path segment, e.g. {@code note.put})
  * @param entityKey the ordering group: commands of one key are sent in accept order; non-blank
  * @param payload a Jackson-serializable value, or a {@link JsonText} holding JSON text
  * @param commandId a caller-chosen id, or null to have one assigned

@@ -36,5 +36,12 @@ public interface SessionRuntime {
     public boolean admits(Snapshot sentUnder) {
       return !revoked && tenant.equals(sentUnder.tenant) && version <= sentUnder.version;
     }
+
+    /** Names the tenant and version; never prints the credentials. */
+    @Override
+    public String toString() {
+      return "Snapshot[tenant=" + tenant + ", version=" + version + ", revoked=" + revoked
+          + ", credentials=" + (credentials == null ? "none" : "(redacted)") + "]";
+    }
   }
 }

@@ -135,6 +135,74 @@ class CliTest {
   }
 
   @Test
+  void aFromFileIsReadAsStrictlyAsPayloadAndStoresTheSameBytes() throws Exception {
+    String odd = "{\"entity\":\"n1\",\"big\":1e400,\"fine\":0.1000000000000000000000000001}";
+    Run direct = enqueue("n1", odd);
+    assertThat(direct.exit()).as(direct.err()).isZero();
+    Path file = dir.resolve("odd.jsonl");
+    Files.writeString(file, "{\"operation\":\"note.put\",\"entity\":\"n2\",\"payload\":"
+        + odd.replace("n1", "n2") + "}\n");
+    Run fromFile = run("enqueue", "--db", db, "--from", file.toString());
+    assertThat(fromFile.exit()).as(fromFile.err()).isZero();
+    List<String> stored = run("list", "--db", db, "--status", "queued", "--json").lines();
+    assertThat(stored).hasSize(2);
+    // the payloads as list prints them: the stored canonical bytes, verbatim
+    String first = stored.get(0).replaceAll(".*\"payload\":(\\{[^}]*}).*", "$1");
+    String second = stored.get(1).replaceAll(".*\"payload\":(\\{[^}]*}).*", "$1");
+    assertThat(second).isEqualTo(first.replace("n1", "n2"));
+    assertThat(first).contains("\"big\":1E+400").contains("0.1000000000000000000000000001")
+        .doesNotContain("Infinity");
+
+    for (String[] bad : new String[][] {
+        {"{\"operation\":\"note.put\",\"entity\":\"n3\",\"payload\":{\"a\":1,\"a\":2}}",
+            "Duplicate field 'a'"},
+        {"{\"operation\":\"note.put\",\"entity\":\"n3\",\"payload\":{}} trailing",
+            "after the JSON object"},
+        {"{\"operation\":\"note.put\",\"entity\":\"n3\",\"payload\":{}}"
+            + "{\"operation\":\"x\",\"entity\":\"y\",\"payload\":{}}", "after the JSON object"},
+        {"{\"operation\":\"note.put\",\"operation\":\"other\",\"entity\":\"n3\","
+            + "\"payload\":{}}", "Duplicate field 'operation'"},
+        {"{\"operation\":\"..\",\"entity\":\"n3\",\"payload\":{}}",
+            "field \"operation\": must be one URL path segment"}}) {
+      Files.writeString(file, "{\"operation\":\"note.put\",\"entity\":\"ok\",\"payload\":{}}\n"
+          + bad[0] + "\n");
+      Run refused = run("enqueue", "--db", db, "--from", file.toString());
+      assertThat(refused.exit()).as(bad[0]).isEqualTo(2);
+      assertThat(refused.err()).as(bad[0]).contains("line 2").contains(bad[1])
+          .contains("nothing was accepted").doesNotContain("\tat ");
+    }
+    assertThat(count("queued")).as("nothing of the refused files").isEqualTo(2);
+  }
+
+  @Test
+  void unreadableInputAndAnUnusableDbGetOneLineAndExitTwoAndLeaveNoFile() throws Exception {
+    Path file = dir.resolve("latin1.jsonl");
+    byte[] line1 = "{\"operation\":\"note.put\",\"entity\":\"a\",\"payload\":{}}\n"
+        .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    byte[] line2 = {'{', '"', 'x', '"', ':', '"', (byte) 0xE9, '"', '}', '\n'};
+    Files.write(file, java.nio.ByteBuffer.allocate(line1.length + line2.length).put(line1)
+        .put(line2).array());
+    Path fresh = dir.resolve("fresh");
+    Run latin1 = run("enqueue", "--db", fresh.toString(), "--from", file.toString());
+    assertThat(latin1.exit()).isEqualTo(2);
+    assertThat(latin1.err()).contains("line 2 is not valid UTF-8").doesNotContain("\tat ");
+    Run directory = run("enqueue", "--db", fresh.toString(), "--from", dir.toString());
+    assertThat(directory.exit()).isEqualTo(2);
+    assertThat(directory.err()).contains("is a directory").doesNotContain("\tat ");
+    Run badPayload = run("enqueue", "--db", fresh.toString(), "--operation", "note.put",
+        "--entity", "a", "--payload", "[1,]");
+    assertThat(badPayload.exit()).isEqualTo(2);
+    assertThat(dir.resolve("fresh.mv.db")).as("a refused enqueue leaves no new file")
+        .doesNotExist();
+    Path aFile = Files.writeString(dir.resolve("plain.txt"), "x");
+    Run unusable = run("enqueue", "--db", aFile.resolve("db").toString(), "--operation",
+        "note.put", "--entity", "a", "--payload", "{}");
+    assertThat(unusable.exit()).isEqualTo(2);
+    assertThat(unusable.err().lines()).as(unusable.err()).hasSize(1);
+    assertThat(unusable.err()).contains("plain.txt");
+  }
+
+  @Test
   void badInputGetsAClearMessageAndANonZeroExit() throws Exception {
     Run missing = run("status", "--db", dir.resolve("nope").toString());
     assertThat(missing.exit()).isEqualTo(2);
@@ -239,6 +307,23 @@ class CliTest {
     Run forced = run("requeue", "--db", db, "--id", first, "--force");
     assertThat(forced.exit()).as(forced.err()).isZero();
     assertThat(count("queued")).isEqualTo(1);
+  }
+
+  @Test
+  void aPasswordInTheUrlIsNeverPrinted() throws Exception {
+    enqueue("n1", "{\"entity\":\"n1\",\"seq\":1}");
+    int closed;
+    try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+      closed = s.getLocalPort();
+    }
+    Run unreachable = run("replay", "--db", db, "--url",
+        "http://user:s3cret@127.0.0.1:" + closed);
+    assertThat(unreachable.exit()).isEqualTo(4);
+    Run malformed = run("replay", "--db", db, "--url", "htp://user:s3cret@127.0.0.1:1");
+    assertThat(malformed.exit()).isEqualTo(2);
+    for (Run r : List.of(unreachable, malformed)) {
+      assertThat(r.err() + r.out()).doesNotContain("s3cret");
+    }
   }
 
   @Test

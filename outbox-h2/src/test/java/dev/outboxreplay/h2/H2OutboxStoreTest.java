@@ -71,6 +71,12 @@ class H2OutboxStoreTest {
         .hasMessage("commands[1].entityKey: has a control character at index 1");
     assertThatThrownBy(() -> outbox.accept(OutboxCommand.of("o".repeat(201), "e", Map.of())))
         .hasMessageContaining("command.operation: is 201 characters, more than 200");
+    for (String notOneSegment : List.of(".", "..", "notes/put", "a b", "%2e%2e", "-x", "_x",
+        "note.put?x=1", "note#put", "nöte")) {
+      assertThatThrownBy(() -> outbox.accept(OutboxCommand.of(notOneSegment, "e", Map.of())))
+          .as("'%s'", notOneSegment).isInstanceOf(InvalidCommandException.class)
+          .hasMessageContaining("command.operation: must be one URL path segment");
+    }
     assertThatThrownBy(() -> Outbox.builder(store)
         .idempotencyKeyStrategy((op, entity, id) -> "\u00e9").build()
         .accept(OutboxCommand.of("op", "e", Map.of())))

@@ -2,6 +2,7 @@ package dev.outboxreplay.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxreplay.HttpContract;
+import dev.outboxreplay.OperationName;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.Reconciliation;
 import dev.outboxreplay.SessionRuntime;
@@ -74,6 +75,7 @@ public final class OkHttpTransport implements Transport {
 
   private final OkHttpClient client;
   private final Function<OutboxRecord, HttpUrl> route;
+  private final boolean usesDefaultRoute;
   private final Map<Integer, Kind> overrides;
   private final Clock clock;
   private final ReconciliationClient reconciliation;
@@ -88,6 +90,7 @@ public final class OkHttpTransport implements Transport {
         })
         .build();
     HttpUrl base = b.baseUrl;
+    this.usesDefaultRoute = b.route == null;
     this.route = b.route != null ? b.route
         : command -> base.newBuilder().addPathSegment(command.operation()).build();
     this.overrides = Map.copyOf(b.overrides);
@@ -103,6 +106,11 @@ public final class OkHttpTransport implements Transport {
 
   @Override
   public TransportResult send(OutboxRecord command, SessionRuntime.Snapshot session) {
+    if (usesDefaultRoute && !OperationName.isValid(command.operation())) {
+      // a row written before the grammar existed: never post it to another path
+      return TransportResult.of(Kind.REJECTED, null, "invalid_operation",
+          "not sent: the operation name is not " + OperationName.GRAMMAR);
+    }
     SendTracker tracker = new SendTracker();
     Request.Builder request = new Request.Builder().url(route.apply(command))
         .tag(SendTracker.class, tracker)

@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import mockwebserver3.MockResponse;
 import mockwebserver3.MockWebServer;
@@ -113,6 +114,28 @@ class OkHttpTransportTest {
     TransportResult result = transport.send(command, session);
     assertThat(result.kind()).isEqualTo(Kind.NOT_SENT);
     assertThat(result.errorCode()).isEqualTo("connect_failed");
+  }
+
+  @Test
+  void aStoredOperationThatIsNotOnePathSegmentIsNeverPostedElsewhere() throws Exception {
+    // written by an older release, before accept checked the grammar
+    for (String operation : List.of("..", ".", "a/b")) {
+      OutboxRecord row = H2OutboxStore.create(db).insert(List.of(new dev.outboxreplay
+          .PreparedCommand(dev.outboxreplay.CommandId.parse(
+              "01890a5d-ac96-774b-bcce-b30209" + String.format("%06d", operation.length())),
+              new dev.outboxreplay.IdempotencyKey("k-" + operation.length()), operation, "e",
+              dev.outboxreplay.Payload.ofCanonicalBytes("{}".getBytes(StandardCharsets.UTF_8)),
+              0, java.time.Instant.now()))).get(0);
+      TransportResult result = transport().send(row, session);
+      assertThat(result.kind()).as(operation).isEqualTo(Kind.REJECTED);
+      assertThat(result.errorCode()).isEqualTo("invalid_operation");
+    }
+    assertThat(server.getRequestCount()).as("nothing reached any path").isZero();
+  }
+
+  @Test
+  void aSessionSnapshotNeverPrintsItsCredentials() {
+    assertThat(session.toString()).doesNotContain("tok").contains("acme").contains("redacted");
   }
 
   @Test

@@ -640,7 +640,7 @@ class ReplayerTest {
   }
 
   @Test
-  void whileTheAppSaysTheNetworkIsLostNothingIsSentUntilItIsBack() {
+  void whileTheAppSaysTheNetworkIsLostNothingIsSentUntilItIsBack() throws Exception {
     OutboxRecord cmd = f.accept("n1", 1);
     try (Replayer<Connection> replayer = f.replayer()) {
       replayer.onNetworkLost();
@@ -651,8 +651,9 @@ class ReplayerTest {
       assertThat(replayer.runPass().pausedReason()).as("no time limit: the app said so")
           .isEqualTo(Reason.OFFLINE);
       assertThat(f.posts(cmd)).isZero();
-      replayer.onNetworkAvailable();
-      assertThat(replayer.runPass().acked()).isEqualTo(1);
+      replayer.onNetworkAvailable(); // also asks for a pass on the replayer's own thread
+      assertThat(replayer.awaitTerminal(cmd.commandId(), Duration.ofSeconds(30)))
+          .hasValueSatisfying(r -> assertThat(r.status()).isEqualTo(Status.ACKED));
     }
     assertThat(f.store.find(cmd.commandId()).orElseThrow().attempt()).isEqualTo(1);
   }

@@ -1,10 +1,16 @@
 package dev.outboxreplay.examples.cli;
 
+import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.json.JsonMapper;
+import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.util.RawValue;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.Status;
 import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import picocli.CommandLine;
 
@@ -18,7 +24,11 @@ final class Cli {
   static final int ENDED_REFUSED = 5;
   /** {@code requeue}: refused because it would reorder the command's entity. */
   static final int WOULD_REORDER = 6;
-  static final ObjectMapper JSON = new ObjectMapper();
+  /** Shows numbers exactly as stored: {@code 1E+400} stays itself, never {@code Infinity}. */
+  static final ObjectMapper JSON = JsonMapper.builder()
+      .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
+      .nodeFactory(JsonNodeFactory.withExactBigDecimals(true))
+      .build();
 
   private Cli() {}
 
@@ -58,11 +68,9 @@ final class Cli {
       node.putObject("lastError").put("code", r.lastError().code())
           .put("message", r.lastError().message()).put("at", r.lastError().at().toString());
     }
-    try {
-      node.set("payload", JSON.readTree(r.payload().bytes()));
-    } catch (java.io.IOException e) {
-      node.put("payloadSha256", r.payload().sha256Hex());
-    }
+    // the stored canonical bytes as they are: parsing them again could change a number
+    node.putRawValue("payload", new RawValue(new String(r.payload().bytes(),
+        StandardCharsets.UTF_8)));
     return node;
   }
 
@@ -78,10 +86,17 @@ final class Cli {
     try {
       return body.call();
     } catch (Failure f) {
-      PrintWriter err = spec.commandLine().getErr();
-      err.println("outbox " + spec.name() + ": " + f.getMessage());
-      err.flush();
-      return f.exitCode;
+      return fail(spec, f.getMessage(), f.exitCode);
+    } catch (OutboxStorageException e) {
+      // a file that cannot be created, opened or read: one line, no stack trace
+      return fail(spec, e.getMessage(), BAD_INPUT);
     }
+  }
+
+  private static int fail(CommandLine.Model.CommandSpec spec, String message, int exitCode) {
+    PrintWriter err = spec.commandLine().getErr();
+    err.println("outbox " + spec.name() + ": " + message);
+    err.flush();
+    return exitCode;
   }
 }

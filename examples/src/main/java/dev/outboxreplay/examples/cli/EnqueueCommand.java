@@ -1,16 +1,23 @@
 package dev.outboxreplay.examples.cli;
 
-import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.core.JsonFactory;
+import com.fasterxml.jackson.core.JsonParseException;
+import com.fasterxml.jackson.core.JsonParser;
+import com.fasterxml.jackson.core.JsonToken;
+import com.fasterxml.jackson.core.StreamReadFeature;
 import dev.outboxreplay.IdempotencyConflictException;
 import dev.outboxreplay.InvalidCommandException;
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
-import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.ByteBuffer;
+import java.nio.charset.CharacterCodingException;
+import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,6 +25,8 @@ import java.sql.Connection;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -45,6 +54,10 @@ final class EnqueueCommand implements Callable<Integer> {
       description = "JSON lines: {\"operation\":..., \"entity\":..., \"payload\":{...}}")
   Path from;
 
+  private static final Pattern INDEXED_FIELD = Pattern.compile("commands\\[(\\d+)\\]\\.(.+)");
+  /** The line of each command read from {@code --from}. */
+  private final List<Integer> lineNumbers = new ArrayList<>();
+
   @Option(names = "--accept-valid-prefix", description = "With --from: on a bad line, still "
       + "accept the lines before it (default: accept nothing).")
   boolean acceptValidPrefix;
@@ -52,25 +65,64 @@ final class EnqueueCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
+      lineNumbers.clear();
       List<OutboxCommand> commands = from != null ? readLines() : List.of(single());
-      try (H2Database database = H2Database.open(db)) {
-        Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(database)).build();
-        List<OutboxRecord> accepted;
-        try {
-          accepted = outbox.acceptAll(commands);
-        } catch (InvalidCommandException | IdempotencyConflictException e) {
-          throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage() + "; nothing was accepted");
+      Path dataFile = db.getFileName().toString().endsWith(".mv.db") ? db
+          : db.resolveSibling(db.getFileName() + ".mv.db");
+      boolean existed = Files.exists(dataFile);
+      try {
+        return enqueue(commands);
+      } catch (Cli.Failure | OutboxStorageException refused) {
+        if (!existed && Files.exists(dataFile)) {
+          Files.delete(dataFile); // a refused enqueue leaves no new file behind
         }
-        PrintWriter out = spec.commandLine().getOut();
-        for (OutboxRecord r : accepted) {
-          out.println(Cli.JSON.createObjectNode().put("commandId", r.commandId().toString())
-              .put("idempotencyKey", r.idempotencyKey().value()).put("operation", r.operation())
-              .put("entity", r.entityKey()));
-        }
-        out.flush();
-        return Cli.OK;
+        throw refused;
       }
     });
+  }
+
+  private int enqueue(List<OutboxCommand> commands) {
+    try (H2Database database = H2Database.open(db)) {
+      Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(database)).build();
+      List<OutboxRecord> accepted;
+      try {
+        accepted = outbox.acceptAll(commands);
+      } catch (InvalidCommandException e) {
+        accepted = acceptBefore(outbox, commands, e);
+      } catch (IdempotencyConflictException e) {
+        throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage() + "; nothing was accepted");
+      }
+      PrintWriter out = spec.commandLine().getOut();
+      for (OutboxRecord r : accepted) {
+        out.println(Cli.JSON.createObjectNode().put("commandId", r.commandId().toString())
+            .put("idempotencyKey", r.idempotencyKey().value()).put("operation", r.operation())
+            .put("entity", r.entityKey()));
+      }
+      out.flush();
+      return Cli.OK;
+    }
+  }
+
+  /**
+   * A refused command of a {@code --from} file, reported by its line; with
+   * {@code --accept-valid-prefix} the lines before it are accepted.
+   */
+  private List<OutboxRecord> acceptBefore(Outbox<Connection> outbox,
+      List<OutboxCommand> commands, InvalidCommandException e) {
+    Matcher m = INDEXED_FIELD.matcher(e.field());
+    if (from == null || !m.matches()) {
+      throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage() + "; nothing was accepted");
+    }
+    int index = Integer.parseInt(m.group(1));
+    String problem = from + " line " + lineNumbers.get(index) + " field \"" + m.group(2)
+        + "\"" + e.getMessage().substring(e.field().length());
+    if (!acceptValidPrefix || index == 0) {
+      throw new Cli.Failure(Cli.BAD_INPUT, problem + "; nothing was accepted");
+    }
+    spec.commandLine().getErr().println("outbox enqueue: " + problem + "; accepting the "
+        + index + " line(s) before it");
+    spec.commandLine().getErr().flush();
+    return outbox.acceptAll(commands.subList(0, index));
   }
 
   private OutboxCommand single() {
@@ -82,48 +134,137 @@ final class EnqueueCommand implements Callable<Integer> {
   }
 
   private List<OutboxCommand> readLines() throws IOException {
+    if (Files.isDirectory(from)) {
+      throw new Cli.Failure(Cli.BAD_INPUT, from + " is a directory, not a JSON-lines file");
+    }
     if (!Files.isReadable(from)) {
       throw new Cli.Failure(Cli.BAD_INPUT, "cannot read " + from);
     }
     List<OutboxCommand> commands = new ArrayList<>();
-    try (BufferedReader in = Files.newBufferedReader(from, StandardCharsets.UTF_8)) {
-      int lineNumber = 0;
-      for (String line; (line = in.readLine()) != null; ) {
-        lineNumber++;
-        if (line.isBlank()) {
-          continue;
-        }
-        String problem = null;
-        OutboxCommand command = null;
-        try {
-          JsonNode node = Cli.JSON.readTree(line);
-          if (!node.path("operation").isTextual() || !node.path("entity").isTextual()
-              || node.path("payload").isMissingNode()) {
-            problem = "needs \"operation\" and \"entity\" strings and a \"payload\"";
-          } else {
-            command = OutboxCommand.ofJson(node.get("operation").asText(),
-                node.get("entity").asText(), Cli.JSON.writeValueAsString(node.get("payload")));
-          }
-        } catch (IOException e) {
-          problem = "is not JSON (" + e.getMessage().lines().findFirst().orElse("") + ")";
-        }
-        if (problem != null) {
-          if (acceptValidPrefix && !commands.isEmpty()) {
-            spec.commandLine().getErr().println("outbox enqueue: " + from + " line "
-                + lineNumber + " " + problem + "; accepting the " + commands.size()
-                + " line(s) before it");
-            spec.commandLine().getErr().flush();
-            return commands;
-          }
-          throw new Cli.Failure(Cli.BAD_INPUT, from + " line " + lineNumber + " " + problem
-              + "; nothing was accepted");
-        }
-        commands.add(command);
+    List<String> lines = lines(Files.readAllBytes(from));
+    for (int i = 0; i < lines.size(); i++) {
+      int lineNumber = i + 1;
+      String line = lines.get(i);
+      if (line.isBlank()) {
+        continue;
       }
+      String problem = null;
+      OutboxCommand command = null;
+      try {
+        command = CommandJsonLine.parse(line);
+      } catch (IllegalArgumentException e) {
+        problem = e.getMessage();
+      }
+      if (problem != null) {
+        if (acceptValidPrefix && !commands.isEmpty()) {
+          spec.commandLine().getErr().println("outbox enqueue: " + from + " line "
+              + lineNumber + " " + problem + "; accepting the " + commands.size()
+              + " line(s) before it");
+          spec.commandLine().getErr().flush();
+          return commands;
+        }
+        throw new Cli.Failure(Cli.BAD_INPUT, from + " line " + lineNumber + " " + problem
+            + "; nothing was accepted");
+      }
+      commands.add(command);
+      lineNumbers.add(lineNumber);
     }
     if (commands.isEmpty()) {
       throw new Cli.Failure(Cli.BAD_INPUT, from + " holds no commands");
     }
     return commands;
+  }
+
+  /** The file's lines, each decoded strictly: bytes that are not UTF-8 are named by line. */
+  private List<String> lines(byte[] bytes) {
+    List<String> lines = new ArrayList<>();
+    int start = 0;
+    for (int i = 0; i <= bytes.length; i++) {
+      if (i == bytes.length || bytes[i] == '\n') {
+        if (i > start || i < bytes.length) {
+          int end = i > start && bytes[i - 1] == '\r' ? i - 1 : i;
+          try {
+            lines.add(StandardCharsets.UTF_8.newDecoder()
+                .onMalformedInput(CodingErrorAction.REPORT)
+                .onUnmappableCharacter(CodingErrorAction.REPORT)
+                .decode(ByteBuffer.wrap(bytes, start, end - start)).toString());
+          } catch (CharacterCodingException e) {
+            throw new Cli.Failure(Cli.BAD_INPUT, from + " line " + (lines.size() + 1)
+                + " is not valid UTF-8; nothing was accepted");
+          }
+        }
+        start = i + 1;
+      }
+    }
+    return lines;
+  }
+
+  /**
+   * One line of a {@code --from} file: {@code {"operation": ..., "entity": ..., "payload": ...}}.
+   * The line is read strictly (no duplicate key, no trailing content, no other field), and the
+   * payload's own text is handed to {@link OutboxCommand#ofJson}, the path {@code --payload}
+   * takes: the same JSON gives the same stored bytes, or the same refusal, either way.
+   */
+  static final class CommandJsonLine {
+    private static final JsonFactory STRICT = JsonFactory.builder()
+        .enable(StreamReadFeature.STRICT_DUPLICATE_DETECTION).build();
+
+    private CommandJsonLine() {}
+
+    /** @throws IllegalArgumentException saying what is wrong, naming the field */
+    static OutboxCommand parse(String line) {
+      String operation = null;
+      String entity = null;
+      String payload = null;
+      try (JsonParser p = STRICT.createParser(line)) {
+        if (p.nextToken() != JsonToken.START_OBJECT) {
+          throw new IllegalArgumentException("is not a JSON object");
+        }
+        while (p.nextToken() == JsonToken.FIELD_NAME) {
+          String name = p.currentName();
+          JsonToken value = p.nextToken();
+          switch (name) {
+            case "operation", "entity" -> {
+              if (value != JsonToken.VALUE_STRING) {
+                throw new IllegalArgumentException("field \"" + name + "\" must be a string");
+              }
+              if (name.equals("operation")) {
+                operation = p.getText();
+              } else {
+                entity = p.getText();
+              }
+            }
+            case "payload" -> {
+              int start = (int) p.currentTokenLocation().getCharOffset();
+              p.skipChildren();
+              int end = (int) p.currentLocation().getCharOffset();
+              payload = line.substring(start, end);
+            }
+            default -> throw new IllegalArgumentException("has an unknown field \"" + name
+                + "\" (expected operation, entity, payload)");
+          }
+        }
+        if (trailing(p)) {
+          throw new IllegalArgumentException("has content after the JSON object");
+        }
+      } catch (JsonParseException e) {
+        throw new IllegalArgumentException("is not valid JSON: " + e.getOriginalMessage());
+      } catch (IOException e) {
+        throw new IllegalArgumentException("cannot be read: " + e.getMessage());
+      }
+      if (operation == null || entity == null || payload == null) {
+        throw new IllegalArgumentException("needs \"operation\" and \"entity\" strings and a "
+            + "\"payload\"");
+      }
+      return OutboxCommand.ofJson(operation, entity, payload);
+    }
+
+    private static boolean trailing(JsonParser p) throws IOException {
+      try {
+        return p.nextToken() != null;
+      } catch (JsonParseException garbage) {
+        return true;
+      }
+    }
   }
 }

@@ -89,7 +89,8 @@ final class ReplayCommand implements Callable<Integer> {
       }
       HttpUrl base = HttpUrl.parse(url);
       if (base == null) {
-        throw new Cli.Failure(Cli.BAD_INPUT, "not an http(s) URL: " + url);
+        throw new Cli.Failure(Cli.BAD_INPUT, "not an http(s) URL: "
+            + url.replaceAll("//[^/@]*@", "//(userinfo redacted)@"));
       }
       OkHttpTransport.Builder transport = OkHttpTransport.builder(base)
           .callTimeout(leaseDuration.dividedBy(2)).reconciliation(!noReconciliation);
