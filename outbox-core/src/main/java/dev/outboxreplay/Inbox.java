@@ -73,14 +73,15 @@ public final class Inbox<T> {
     InboxMessage message = validated(scope, messageId, bytes);
     Optional<InboxEntry> existing = store.find(scope, messageId);
     if (existing.isPresent()) {
-      return duplicate(existing.get());
+      return duplicate(existing.get(), bytes);
     }
     Optional<InboxEntry> staged = store.consumeOnce(message, clock.instant(),
         transaction -> Objects.requireNonNull(consumer.consume(transaction, message),
             "InboxConsumer returned null; return an empty array when nothing is to be projected"));
     if (staged.isEmpty()) {
       return duplicate(store.find(scope, messageId).orElseThrow(() -> new OutboxStorageException(
-          "inbox row for '" + messageId + "' in scope '" + scope + "' vanished after a race")));
+          "inbox row for '" + messageId + "' in scope '" + scope + "' vanished after a race")),
+          bytes);
     }
     failures.at(FailurePoint.AFTER_CONSUME_COMMIT_BEFORE_PROJECTION);
     return new ReceiveResult(ReceiveResult.Outcome.CONSUMED, project(staged.get()));
@@ -129,9 +130,49 @@ public final class Inbox<T> {
     return result;
   }
 
+  /**
+   * Message ids delivered again with other bytes than the ones consumed, most recent first:
+   * scope, hashed id, time of the latest such delivery and how many there were; no payload.
+   */
+  public List<InboxDiagnostic> mismatches() {
+    List<InboxDiagnostic> result = new ArrayList<>();
+    for (InboxStore.Mismatch m : store.listMismatches(Integer.MAX_VALUE)) {
+      result.add(new InboxDiagnostic(m.scope(), hashOf(m.messageId()), m.lastAt(),
+          "redelivered " + m.deliveries() + " time(s) with other bytes than the consumed "
+              + "message; the consumer did not run for them"));
+    }
+    return result;
+  }
+
   /** The store, for operators and diagnostics. */
   public InboxStore<T> store() {
     return store;
+  }
+
+  /**
+   * A delivery of a message already in the inbox: the consumer does not run. Bytes other than
+   * the consumed ones are recorded and reported as {@code DUPLICATE_MISMATCH}.
+   */
+  private ReceiveResult duplicate(InboxEntry entry, byte[] delivered) {
+    ReceiveResult result = duplicate(entry);
+    if (entry.messageSha256() == null
+        || MessageDigest.isEqual(entry.messageSha256(), sha256(delivered))) {
+      return result;
+    }
+    store.recordMismatch(entry.scope(), entry.messageId(), clock.instant());
+    LOG.warn("inbox message {} in scope {} was delivered again with other bytes; not consumed",
+        hashOf(entry.messageId()), entry.scope());
+    return result.outcome() == ReceiveResult.Outcome.DUPLICATE
+        ? new ReceiveResult(ReceiveResult.Outcome.DUPLICATE_MISMATCH, result.projected())
+        : result;
+  }
+
+  private static byte[] sha256(byte[] bytes) {
+    try {
+      return MessageDigest.getInstance("SHA-256").digest(bytes);
+    } catch (NoSuchAlgorithmException e) {
+      throw new AssertionError(e);
+    }
   }
 
   private ReceiveResult duplicate(InboxEntry entry) {

@@ -42,6 +42,25 @@ public interface InboxStore<T> extends AutoCloseable {
    */
   boolean markIntegrityFailure(String scope, String messageId, Instant now);
 
+  /**
+   * Records that (scope, message id), already in the inbox, was delivered again with bytes whose
+   * SHA-256 differs from the consumed message's. Durable when it returns. Changes nothing else.
+   */
+  void recordMismatch(String scope, String messageId, Instant now);
+
+  /** Messages redelivered with other bytes, most recent first, at most {@code limit}. */
+  List<Mismatch> listMismatches(int limit);
+
+  /**
+   * A message id delivered again with other bytes.
+   *
+   * @param scope message scope
+   * @param messageId message id (hash it before showing it anywhere)
+   * @param deliveries how many deliveries had other bytes
+   * @param lastAt when the latest of them arrived
+   */
+  record Mismatch(String scope, String messageId, int deliveries, Instant lastAt) {}
+
   /** Rows in {@code state}, oldest consumed first, at most {@code limit}. */
   List<InboxEntry> list(InboxEntry.State state, int limit);
 

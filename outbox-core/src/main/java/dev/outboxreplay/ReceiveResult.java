@@ -14,6 +14,12 @@ public record ReceiveResult(Outcome outcome, boolean projected) {
     CONSUMED,
     /** Already consumed before: the consumer did not run. */
     DUPLICATE,
+    /**
+     * This message id was consumed before with other bytes (a sender bug or tampering): the
+     * consumer did not run, and the delivery is recorded for {@link Inbox#mismatches()}. The id,
+     * not the bytes, is the message's identity; the first consumed bytes stand.
+     */
+    DUPLICATE_MISMATCH,
     /** Already consumed, but the staged result is missing: never consumed again, not projected. */
     INTEGRITY_FAILURE
   }

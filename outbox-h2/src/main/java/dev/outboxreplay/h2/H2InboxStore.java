@@ -144,6 +144,33 @@ public final class H2InboxStore implements InboxStore<Connection> {
   }
 
   @Override
+  public void recordMismatch(String scope, String messageId, Instant now) {
+    execute("record mismatch", "UPDATE inbox_message SET mismatches = mismatches + 1, "
+        + "last_mismatch_at = ? WHERE scope = ? AND message_id = ?", now.toEpochMilli(), scope,
+        messageId);
+  }
+
+  @Override
+  public List<Mismatch> listMismatches(int limit) {
+    try (Connection c = database.dataSource().getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT scope, message_id, mismatches, "
+            + "last_mismatch_at FROM inbox_message WHERE mismatches > 0 "
+            + "ORDER BY last_mismatch_at DESC, scope, message_id LIMIT ?")) {
+      ps.setInt(1, limit);
+      List<Mismatch> result = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          result.add(new Mismatch(rs.getString(1), rs.getString(2), rs.getInt(3),
+              Instant.ofEpochMilli(rs.getLong(4))));
+        }
+      }
+      return result;
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), "inbox mismatches", e);
+    }
+  }
+
+  @Override
   public List<InboxEntry> list(InboxEntry.State state, int limit) {
     try (Connection c = database.dataSource().getConnection();
         PreparedStatement ps = c.prepareStatement("SELECT " + COLUMNS + " FROM inbox_message "

@@ -113,6 +113,36 @@ class InboxTest {
   }
 
   @Test
+  void aRedeliveryWithOtherBytesIsFlaggedNeverConsumedAndListedWithoutItsId() throws Exception {
+    Inbox<Connection> inbox = inbox();
+    assertThat(inbox.receive("profile", "secret-message-id", ok("hello")).outcome())
+        .isEqualTo(Outcome.CONSUMED);
+    assertThat(inbox.mismatches()).isEmpty();
+    clock.advance(Duration.ofMinutes(1));
+    assertThat(inbox.receive("profile", "secret-message-id", ok("tampered")))
+        .isEqualTo(new ReceiveResult(Outcome.DUPLICATE_MISMATCH, true));
+    clock.advance(Duration.ofMinutes(1));
+    assertThat(inbox.receive("profile", "secret-message-id", ok("tampered again")).outcome())
+        .isEqualTo(Outcome.DUPLICATE_MISMATCH);
+    assertThat(inbox.receive("profile", "secret-message-id", ok("hello")).outcome())
+        .as("the consumed bytes again: a plain duplicate").isEqualTo(Outcome.DUPLICATE);
+    assertThat(app.consumerCalls).as("the consumer never ran for the other bytes").hasValue(1);
+    assertThat(ratchetSteps()).isEqualTo(1);
+    assertThat(projectedMessages()).isEqualTo(1);
+
+    List<InboxDiagnostic> flagged = inbox.mismatches();
+    assertThat(flagged).singleElement().satisfies(d -> {
+      assertThat(d.scope()).isEqualTo("profile");
+      assertThat(d.messageIdHash()).hasSize(16).doesNotContain("secret");
+      assertThat(d.at()).as("the latest mismatched delivery").isEqualTo(clock.instant());
+      assertThat(d.reason()).contains("2 time(s)");
+    });
+    assertThat(flagged.toString()).doesNotContain("secret-message-id").doesNotContain("tampered");
+    Inbox<Connection> reopened = inbox();
+    assertThat(reopened.mismatches()).as("durable").hasSize(1);
+  }
+
+  @Test
   void crashAfterConsumeCommitBeforeProjectionIsProjectedOnReopenWithoutConsumingAgain()
       throws Exception {
     Inbox<Connection> crashing =

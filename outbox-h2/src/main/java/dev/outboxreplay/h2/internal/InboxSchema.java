@@ -20,7 +20,10 @@ public final class InboxSchema {
               + "projected_at BIGINT, "
               + "updated_at BIGINT NOT NULL, "
               + "PRIMARY KEY (scope, message_id))",
-          "CREATE INDEX IF NOT EXISTS idx_inbox_state ON inbox_message (state, consumed_at)")));
+          "CREATE INDEX IF NOT EXISTS idx_inbox_state ON inbox_message (state, consumed_at)")),
+      new Migration(2, "redeliveries with other bytes: count and time of the latest", List.of(
+          "ALTER TABLE inbox_message ADD COLUMN IF NOT EXISTS mismatches INT DEFAULT 0 NOT NULL",
+          "ALTER TABLE inbox_message ADD COLUMN IF NOT EXISTS last_mismatch_at BIGINT")));
 
   private InboxSchema() {}
 }
