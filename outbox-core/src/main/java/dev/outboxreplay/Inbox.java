@@ -68,6 +68,12 @@ public final class Inbox<T> {
    * @throws IllegalArgumentException for a blank scope, a null, blank or over-long id, or a
    *     message over the size limit; nothing written
    * @throws InboxConsumerException when the consumer threw; nothing written
+   * @throws OutboxStorageException when the store fails; {@linkplain
+   *     OutboxStorageException#retryable() retryable} for a passing condition (the process serving
+   *     a shared file went away, a row lock not released in time): receive the same delivery
+   *     again at once; a consume transaction that failed was rolled back and never committed, so
+   *     the consumer runs again only for a message that was not consumed. Fatal otherwise
+   *     (corrupt, foreign or newer file, no access).
    */
   public ReceiveResult receive(String scope, String messageId, byte[] bytes) {
     InboxMessage message = validated(scope, messageId, bytes);

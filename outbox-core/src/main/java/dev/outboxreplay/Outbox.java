@@ -61,7 +61,11 @@ public final class Outbox<T> {
    *
    * @throws InvalidCommandException when the command is invalid; nothing written
    * @throws IdempotencyConflictException when its id or key was used with another intent
-   * @throws OutboxStorageException when the store fails; nothing written
+   * @throws OutboxStorageException when the store fails; nothing written. {@linkplain
+   *     OutboxStorageException#retryable() Retryable} for a passing condition (the process
+   *     serving a shared file went away, a lock race, a row lock not released in time): the same
+   *     call, with the same command id, may be made again at once and is accepted once. Fatal
+   *     otherwise (corrupt, foreign or newer file, no access).
    */
   public OutboxRecord accept(OutboxCommand command) {
     return write(List.of(prepare(command, "command"))).get(0);

@@ -15,6 +15,11 @@ import java.util.Optional;
  * mismatch throws {@link FencedOffException} and changes nothing. Implementations are thread-safe
  * and safe to share between processes that open the same database.
  *
+ * <p>Every method may throw {@link OutboxStorageException}: {@linkplain
+ * OutboxStorageException#retryable() retryable} for a passing condition (another process handing
+ * the shared file over, a lock race, a row lock not released in time, no pooled connection free),
+ * fatal otherwise (a corrupt, foreign or newer file, no access, an unreadable row).
+ *
  * @param <T> the store's transaction handle (for JDBC stores {@code java.sql.Connection}), used
  *     to join a caller's own transaction
  */

@@ -3,6 +3,7 @@ package dev.outboxreplay.h2;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxreplay.OutboxStorageException;
+import dev.outboxreplay.h2.internal.EvictBrokenConnections;
 import dev.outboxreplay.h2.internal.H2Errors;
 import dev.outboxreplay.h2.internal.LocalOnly;
 import dev.outboxreplay.h2.internal.PrivateFiles;
@@ -18,6 +19,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.ThreadLocalRandom;
 import javax.sql.DataSource;
 
 /**
@@ -40,6 +42,11 @@ import javax.sql.DataSource;
 public final class H2Database implements AutoCloseable {
   /** Default number of pooled connections. */
   public static final int DEFAULT_MAX_POOL_SIZE = 8;
+  /**
+   * How long opening retries while other processes open the same file at the same moment (H2's
+   * lock-file races); after it, the failure is a retryable {@link OutboxStorageException}.
+   */
+  public static final Duration OPEN_RACE_RETRY = Duration.ofSeconds(5);
   /** Default time a statement waits for a row lock held by another transaction. */
   public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(10);
 
@@ -71,20 +78,7 @@ public final class H2Database implements AutoCloseable {
             + e, e);
       }
     }
-    HikariConfig config = new HikariConfig();
-    config.setPoolName("outbox-h2:" + file.getFileName());
-    config.setJdbcUrl(jdbcUrl(builder));
-    config.setUsername("sa");
-    config.setPassword("");
-    config.setMinimumIdle(1);
-    config.setMaximumPoolSize(builder.maxPoolSize);
-    config.setInitializationFailTimeout(1);
-    config.setConnectionTimeout(Math.max(250, builder.lockTimeout.toMillis() * 2));
-    try {
-      this.pool = new HikariDataSource(config);
-    } catch (RuntimeException e) {
-      throw H2Errors.onOpen(dataFile(file), e);
-    }
+    this.pool = openPool(builder);
     // The lock file is new on every open and holds the server's access key.
     PrivateFiles.restrictToOwner(lockFile(file));
     if (!existed) {
@@ -97,6 +91,47 @@ public final class H2Database implements AutoCloseable {
       pool.close();
       throw H2Errors.onOpen(dataFile(file), e);
     }
+  }
+
+  /**
+   * Opens the pool, retrying with back-off for up to {@link #OPEN_RACE_RETRY} while H2 reports
+   * that another process is opening the same file at the same moment.
+   */
+  private static HikariDataSource openPool(Builder b) {
+    long deadline = System.nanoTime() + OPEN_RACE_RETRY.toNanos();
+    long backoffMillis = 20;
+    while (true) {
+      try {
+        return new HikariDataSource(poolConfig(b));
+      } catch (RuntimeException e) {
+        OutboxStorageException failure = H2Errors.onOpen(dataFile(b.file), e);
+        if (!failure.retryable() || System.nanoTime() - deadline > 0) {
+          throw failure;
+        }
+        try {
+          Thread.sleep(backoffMillis + ThreadLocalRandom.current().nextLong(backoffMillis));
+        } catch (InterruptedException interrupted) {
+          Thread.currentThread().interrupt();
+          throw failure;
+        }
+        backoffMillis = Math.min(backoffMillis * 2, 400);
+      }
+    }
+  }
+
+  private static HikariConfig poolConfig(Builder b) {
+    HikariConfig config = new HikariConfig();
+    config.setPoolName("outbox-h2:" + b.file.getFileName());
+    config.setJdbcUrl(jdbcUrl(b));
+    config.setUsername("sa");
+    config.setPassword("");
+    config.setMinimumIdle(1);
+    config.setMaximumPoolSize(b.maxPoolSize);
+    config.setInitializationFailTimeout(1);
+    config.setConnectionTimeout(Math.max(250, b.lockTimeout.toMillis() * 2));
+    // a connection to a database that went away (handover) is dropped, never handed out again
+    config.setExceptionOverrideClassName(EvictBrokenConnections.class.getName());
+    return config;
   }
 
   /** A builder; {@link Builder#file(Path)} is required. */
@@ -276,7 +311,9 @@ public final class H2Database implements AutoCloseable {
      * Opens the database.
      *
      * @throws IllegalStateException when no file was set
-     * @throws OutboxStorageException when the file is locked, corrupt or unreadable
+     * @throws OutboxStorageException when the file is locked, corrupt or unreadable;
+     *     {@linkplain OutboxStorageException#retryable() retryable} when other processes kept
+     *     racing to open it for longer than {@link #OPEN_RACE_RETRY}
      */
     public H2Database build() {
       if (file == null) {

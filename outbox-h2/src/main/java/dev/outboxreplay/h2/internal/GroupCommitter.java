@@ -195,8 +195,30 @@ public final class GroupCommitter<I, R> {
       }
       return true;
     } catch (SQLException | RuntimeException e) {
-      c.rollback(start);
+      rollbackOrRethrow(c, start, e);
       return false;
+    }
+  }
+
+  /**
+   * Rolls back to {@code savepoint} (or the whole transaction when null) after {@code cause}; if
+   * that fails too (the connection broke), {@code cause}, not the rollback's own failure, is what
+   * the callers get: it says why, for example that the process serving the file went away.
+   */
+  private static void rollbackOrRethrow(Connection c, Savepoint savepoint, Exception cause)
+      throws SQLException {
+    try {
+      if (savepoint != null) {
+        c.rollback(savepoint);
+      } else {
+        c.rollback();
+      }
+    } catch (SQLException rollbackFailed) {
+      cause.addSuppressed(rollbackFailed);
+      if (cause instanceof SQLException sql) {
+        throw sql;
+      }
+      throw (RuntimeException) cause;
     }
   }
 
@@ -206,12 +228,8 @@ public final class GroupCommitter<I, R> {
       try {
         p.result = writer.writeOne(c, p.input);
       } catch (SQLException | RuntimeException e) {
-        if (savepoint != null) {
-          c.rollback(savepoint);
-        } else {
-          c.rollback();
-        }
         p.failure = e;
+        rollbackOrRethrow(c, savepoint, e);
       }
     }
   }

@@ -13,6 +13,12 @@ public final class H2Errors {
   private static final int FILE_VERSION_ERROR = 90048;
   private static final int DATABASE_NOT_FOUND = 90146;
   private static final int LOCK_TIMEOUT = 50200;
+  private static final int ERROR_OPENING_DATABASE = 8000;
+  private static final int DEADLOCK = 40001;
+  private static final int CONNECTION_BROKEN = 90067;
+  private static final int DATABASE_IS_CLOSED = 90098;
+  private static final int DATABASE_CALLED_AT_SHUTDOWN = 90121;
+  private static final int CONCURRENT_UPDATE = 90131;
 
   private H2Errors() {}
 
@@ -33,8 +39,46 @@ public final class H2Errors {
         default -> firstLine(sql.getMessage());
       };
     }
-    return new OutboxStorageException("cannot open outbox database " + file + ": " + reason,
-        failure);
+    return new OutboxStorageException("cannot open database file " + file + ": " + reason,
+        failure, sql != null && isOpenRace(sql));
+  }
+
+  /**
+   * True for H2's lock-file races when several processes open one file at the same moment
+   * ("Another process was faster", "Concurrent update", "Lock file recently modified"): opening
+   * again shortly succeeds.
+   */
+  public static boolean isOpenRace(SQLException e) {
+    return e.getErrorCode() == ERROR_OPENING_DATABASE;
+  }
+
+  /**
+   * True when the connection is dead because the database it reached is gone: the process
+   * serving a shared file closed or died. The pool must not hand that connection out again; a
+   * new one reaches the process that took the file over.
+   */
+  public static boolean isBrokenConnection(SQLException e) {
+    for (SQLException s = e; s != null; s = s.getNextException()) {
+      int code = s.getErrorCode();
+      if (code == CONNECTION_BROKEN || code == DATABASE_IS_CLOSED
+          || code == DATABASE_CALLED_AT_SHUTDOWN) {
+        return true;
+      }
+      if (s.getNextException() == s) {
+        break;
+      }
+    }
+    return false;
+  }
+
+  /** True when the failed statement may succeed if run again shortly. */
+  static boolean isRetryable(SQLException e) {
+    int code = e.getErrorCode();
+    String state = e.getSQLState();
+    return code == LOCK_TIMEOUT || code == DEADLOCK || code == CONCURRENT_UPDATE
+        || isBrokenConnection(e) || e instanceof java.sql.SQLTransientException
+        // SQL state class 08, connection exception: the pool closed a broken connection
+        || (state != null && state.startsWith("08"));
   }
 
   /** Failure of a statement on an open database. */
@@ -42,7 +86,8 @@ public final class H2Errors {
     String reason = e.getErrorCode() == LOCK_TIMEOUT
         ? "timed out waiting for a row lock held by another transaction"
         : firstLine(e.getMessage());
-    return new OutboxStorageException(action + " failed on " + file + ": " + reason, e);
+    return new OutboxStorageException(action + " failed on " + file + ": " + reason, e,
+        isRetryable(e));
   }
 
   /** True when {@code e} reports a unique or primary key violation. */

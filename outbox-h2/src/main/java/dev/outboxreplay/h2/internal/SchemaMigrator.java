@@ -37,7 +37,7 @@ public final class SchemaMigrator {
       }
       int current = currentVersion(c, component);
       if (current > latest) {
-        throw new OutboxStorageException("cannot open outbox database " + file + ": its "
+        throw new OutboxStorageException("cannot open " + component + " database " + file + ": its "
             + component + " schema is version " + current + ", written by a newer release; "
             + "this release knows versions up to " + latest + " (upgrade the library to open it)");
       }

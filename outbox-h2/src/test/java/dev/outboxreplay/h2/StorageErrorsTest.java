@@ -1,0 +1,221 @@
+package dev.outboxreplay.h2;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.outboxreplay.Inbox;
+import dev.outboxreplay.InboxMessage;
+import dev.outboxreplay.Outbox;
+import dev.outboxreplay.OutboxCommand;
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.OutboxStorageException;
+import dev.outboxreplay.ReceiveResult;
+import dev.outboxreplay.testkit.ChildJvm;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Random;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Retryable failures (a handover, a lock not released in time) are told apart from fatal ones
+ * (a corrupt file), and a process whose file server died goes on without pausing.
+ */
+class StorageErrorsTest {
+  static final Duration CHILD = Duration.ofSeconds(60);
+
+  @TempDir Path dir;
+
+  @Test
+  void aRowLockNotReleasedInTimeIsRetryable() throws Exception {
+    try (H2Database db = H2Database.builder().file(dir.resolve("app"))
+        .lockTimeout(Duration.ofMillis(200)).build()) {
+      H2OutboxStore store = H2OutboxStore.create(db);
+      OutboxRecord r = Outbox.builder(store).build()
+          .accept(OutboxCommand.of("op", "e", Map.of("n", 1)));
+      try (Connection holder = db.dataSource().getConnection();
+          PreparedStatement lock = holder.prepareStatement(
+              "UPDATE outbox_command SET updated_at = updated_at WHERE command_id = ?")) {
+        holder.setAutoCommit(false);
+        lock.setObject(1, r.commandId().value());
+        lock.executeUpdate();
+        assertThatThrownBy(() -> store.claim("r", Duration.ofMinutes(1), 1,
+            Instant.now().plusSeconds(1)))
+            .isInstanceOfSatisfying(OutboxStorageException.class,
+                e -> assertThat(e.retryable()).as(e.getMessage()).isTrue());
+        holder.rollback();
+      }
+    }
+  }
+
+  @Test
+  void h2sLockFileRacesAtOpenAreRetryableAndADamagedFileIsNot() {
+    Path file = dir.resolve("x.mv.db");
+    for (String race : List.of("Another process was faster", "Concurrent update",
+        "Lock file recently modified")) {
+      assertThat(dev.outboxreplay.h2.internal.H2Errors.onOpen(file,
+          new java.sql.SQLException("Error opening database: \"" + race + "\"", "08000", 8000))
+          .retryable()).as(race).isTrue();
+    }
+    assertThat(dev.outboxreplay.h2.internal.H2Errors.onOpen(file,
+        new java.sql.SQLException("File corrupted", "90030", 90030)).retryable()).isFalse();
+  }
+
+  /**
+   * Three processes open one new file at one moment and keep it open, as app instances would.
+   * (With children that exit right after writing, H2 refused one of them in 5 of 6 rounds
+   * without the retry; with children that stay, the race did not show in 6 rounds either way,
+   * so this checks the path, and the classification test above the decision.)
+   */
+  @Test
+  void processesOpeningOneFileAtTheSameMomentAllGetIn() throws Exception {
+    int rounds = 6;
+    int lost = 0;
+    for (int round = 0; round < rounds; round++) {
+      Path file = dir.resolve("together-" + round);
+      List<ChildJvm> children = new ArrayList<>();
+      try {
+        for (int i = 0; i < 3; i++) {
+          children.add(ChildJvm.start(OpenLoopbackChild.class,
+              dir.resolve("together-" + round + "-" + i + ".err"), file.toString(), "together"));
+        }
+        for (ChildJvm child : children) {
+          assertThat(child.nextLine(CHILD)).as(child.stderrText()).isEqualTo("READY");
+        }
+        for (ChildJvm child : children) {
+          child.send("go");
+        }
+        for (ChildJvm child : children) {
+          String line = child.nextLine(CHILD);
+          if (!"WROTE".equals(line)) {
+            lost++;
+            System.out.println("round " + round + ": " + line);
+          }
+        }
+      } finally {
+        for (ChildJvm child : children) {
+          child.close();
+        }
+      }
+    }
+    assertThat(lost).as("children that could not open the file, of %d", rounds * 3).isZero();
+  }
+
+  @Test
+  void aCorruptFileIsFatal() throws Exception {
+    byte[] garbage = new byte[64 * 1024];
+    new Random(7).nextBytes(garbage);
+    Files.write(dir.resolve("app.mv.db"), garbage);
+    assertThatThrownBy(() -> H2Database.open(dir.resolve("app")))
+        .isInstanceOfSatisfying(OutboxStorageException.class, e -> {
+          assertThat(e.retryable()).as(e.getMessage()).isFalse();
+          assertThat(e.getMessage()).contains("app.mv.db");
+        });
+  }
+
+  @Test
+  void whenTheProcessServingTheFileIsKilledAReceiverGoesOnWithoutPausing() throws Exception {
+    Path file = dir.resolve("shared");
+    try (ChildJvm server = ChildJvm.start(ServeFileChild.class, dir.resolve("server.err"),
+        file.toString())) {
+      assertThat(server.nextLine(CHILD)).as(server.stderrText()).isEqualTo("READY");
+      try (H2Database db = H2Database.open(file)) { // served by the child
+        java.util.concurrent.atomic.AtomicInteger consumed =
+            new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.CountDownLatch inside = new java.util.concurrent.CountDownLatch(1);
+        java.util.concurrent.CountDownLatch killedLatch =
+            new java.util.concurrent.CountDownLatch(1);
+        Inbox<Connection> inbox = Inbox.builder(H2InboxStore.create(db),
+            (Connection tx, InboxMessage m) -> {
+              if (m.messageId().equals("in-flight")) {
+                inside.countDown();
+                killedLatch.await(); // the serving process dies inside this transaction
+              }
+              consumed.incrementAndGet();
+              return m.bytes();
+            }, (scope, id, result) -> { }).build();
+        inbox.receive("s", "before", new byte[] {1});
+        java.util.concurrent.CompletableFuture<ReceiveResult> inFlight =
+            java.util.concurrent.CompletableFuture.supplyAsync(
+                () -> inbox.receive("s", "in-flight", new byte[] {9}));
+        assertThat(inside.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        server.kill();
+        long killed = System.nanoTime();
+        killedLatch.countDown();
+        assertThatThrownBy(() -> inFlight.get(30, java.util.concurrent.TimeUnit.SECONDS))
+            .as("its transaction died with the server: nothing committed")
+            .hasCauseInstanceOf(OutboxStorageException.class);
+        List<String> failures = new ArrayList<>();
+        long failedCalls = 0;
+        ReceiveResult received = null;
+        while (received == null && System.nanoTime() - killed < 10_000_000_000L) {
+          try { // the caller retries at once: no pause of its own
+            received = inbox.receive("s", "after", new byte[] {2});
+          } catch (OutboxStorageException e) {
+            assertThat(e.retryable()).as("a handover is retryable: %s", e.getMessage()).isTrue();
+            if (failures.size() < 3) {
+              failures.add(e.getMessage());
+            }
+            failedCalls++;
+          }
+        }
+        double seconds = (System.nanoTime() - killed) / 1e9;
+        System.out.printf("inbox handover: received again after %.2f s and %d failed calls%n",
+            seconds, failedCalls);
+        assertThat(received).as("received again; %d failed calls, first: %s", failedCalls,
+            failures).isNotNull();
+        assertThat(received.outcome()).isEqualTo(ReceiveResult.Outcome.CONSUMED);
+        assertThat(seconds).isLessThan(5.0);
+        assertThat(inbox.store().find("s", "in-flight")).as("rolled back").isEmpty();
+        assertThat(consumed).as("the rolled-back one ran, never committed").hasValue(3);
+      }
+    }
+  }
+
+  @Test
+  void whenTheProcessServingTheFileIsKilledTheOtherGoesOnWithoutPausing() throws Exception {
+    Path file = dir.resolve("shared");
+    try (ChildJvm server = ChildJvm.start(ServeFileChild.class, dir.resolve("server.err"),
+        file.toString())) {
+      assertThat(server.nextLine(CHILD)).as(server.stderrText()).isEqualTo("READY");
+      try (H2Database db = H2Database.open(file)) { // served by the child
+        Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(db)).build();
+        outbox.accept(OutboxCommand.of("op", "before", Map.of("n", 0)));
+        server.kill();
+        long killed = System.nanoTime();
+        List<String> failures = new ArrayList<>();
+        long failedCalls = 0;
+        OutboxRecord accepted = null;
+        for (int call = 0; accepted == null && System.nanoTime() - killed < 10_000_000_000L;
+            call++) {
+          try { // the caller retries at once: no pause of its own
+            accepted = outbox.accept(OutboxCommand.of("op", "after", Map.of("n", call)));
+          } catch (OutboxStorageException e) {
+            assertThat(e.retryable()).as("a handover is retryable: %s", e.getMessage()).isTrue();
+            if (failures.size() < 3) {
+              failures.add(e.getMessage());
+            }
+            failedCalls++;
+          }
+        }
+        double seconds = (System.nanoTime() - killed) / 1e9;
+        System.out.printf("handover: accepted again after %.2f s and %d failed calls%n",
+            seconds, failedCalls);
+        assertThat(accepted).as("accepted again; %d failed calls, first: %s", failedCalls,
+            failures).isNotNull();
+        // target 2 s (measured here: 1.8 s, mostly H2 seeing the dead owner's lock as stale);
+        // asserted with room for a loaded machine. Without eviction it stayed stuck.
+        assertThat(seconds).isLessThan(5.0);
+        assertThat(outbox.store().countByStatus().values().stream().mapToLong(Long::longValue)
+            .sum()).as("nothing lost").isEqualTo(2);
+      }
+    }
+  }
+}
