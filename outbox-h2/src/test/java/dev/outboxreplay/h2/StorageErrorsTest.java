@@ -21,6 +21,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Random;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -127,11 +132,11 @@ class StorageErrorsTest {
         file.toString())) {
       assertThat(server.nextLine(CHILD)).as(server.stderrText()).isEqualTo("READY");
       try (H2Database db = H2Database.open(file)) { // served by the child
-        java.util.concurrent.atomic.AtomicInteger consumed =
-            new java.util.concurrent.atomic.AtomicInteger();
-        java.util.concurrent.CountDownLatch inside = new java.util.concurrent.CountDownLatch(1);
-        java.util.concurrent.CountDownLatch killedLatch =
-            new java.util.concurrent.CountDownLatch(1);
+        AtomicInteger consumed =
+            new AtomicInteger();
+        CountDownLatch inside = new CountDownLatch(1);
+        CountDownLatch killedLatch =
+            new CountDownLatch(1);
         Inbox<Connection> inbox = Inbox.builder(H2InboxStore.create(db),
             (Connection tx, InboxMessage m) -> {
               if (m.messageId().equals("in-flight")) {
@@ -142,37 +147,19 @@ class StorageErrorsTest {
               return m.bytes();
             }, (scope, id, result) -> { }).build();
         inbox.receive("s", "before", new byte[] {1});
-        java.util.concurrent.CompletableFuture<ReceiveResult> inFlight =
-            java.util.concurrent.CompletableFuture.supplyAsync(
+        CompletableFuture<ReceiveResult> inFlight =
+            CompletableFuture.supplyAsync(
                 () -> inbox.receive("s", "in-flight", new byte[] {9}));
-        assertThat(inside.await(30, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+        assertThat(inside.await(30, TimeUnit.SECONDS)).isTrue();
         server.kill();
         long killed = System.nanoTime();
         killedLatch.countDown();
-        assertThatThrownBy(() -> inFlight.get(30, java.util.concurrent.TimeUnit.SECONDS))
+        assertThatThrownBy(() -> inFlight.get(30, TimeUnit.SECONDS))
             .as("its transaction died with the server: nothing committed")
             .hasCauseInstanceOf(OutboxStorageException.class);
-        List<String> failures = new ArrayList<>();
-        long failedCalls = 0;
-        ReceiveResult received = null;
-        while (received == null && System.nanoTime() - killed < 10_000_000_000L) {
-          try { // the caller retries at once: no pause of its own
-            received = inbox.receive("s", "after", new byte[] {2});
-          } catch (OutboxStorageException e) {
-            assertThat(e.retryable()).as("a handover is retryable: %s", e.getMessage()).isTrue();
-            if (failures.size() < 3) {
-              failures.add(e.getMessage());
-            }
-            failedCalls++;
-          }
-        }
-        double seconds = (System.nanoTime() - killed) / 1e9;
-        System.out.printf("inbox handover: received again after %.2f s and %d failed calls%n",
-            seconds, failedCalls);
-        assertThat(received).as("received again; %d failed calls, first: %s", failedCalls,
-            failures).isNotNull();
+        ReceiveResult received = callAtOnceUntilItWorks("inbox receive", killed,
+            () -> inbox.receive("s", "after", new byte[] {2}));
         assertThat(received.outcome()).isEqualTo(ReceiveResult.Outcome.CONSUMED);
-        assertThat(seconds).isLessThan(5.0);
         assertThat(inbox.store().find("s", "in-flight")).as("rolled back").isEmpty();
         assertThat(consumed).as("the rolled-back one ran, never committed").hasValue(3);
       }
@@ -190,32 +177,43 @@ class StorageErrorsTest {
         outbox.accept(OutboxCommand.of("op", "before", Map.of("n", 0)));
         server.kill();
         long killed = System.nanoTime();
-        List<String> failures = new ArrayList<>();
-        long failedCalls = 0;
-        OutboxRecord accepted = null;
-        for (int call = 0; accepted == null && System.nanoTime() - killed < 10_000_000_000L;
-            call++) {
-          try { // the caller retries at once: no pause of its own
-            accepted = outbox.accept(OutboxCommand.of("op", "after", Map.of("n", call)));
-          } catch (OutboxStorageException e) {
-            assertThat(e.retryable()).as("a handover is retryable: %s", e.getMessage()).isTrue();
-            if (failures.size() < 3) {
-              failures.add(e.getMessage());
-            }
-            failedCalls++;
-          }
-        }
-        double seconds = (System.nanoTime() - killed) / 1e9;
-        System.out.printf("handover: accepted again after %.2f s and %d failed calls%n",
-            seconds, failedCalls);
-        assertThat(accepted).as("accepted again; %d failed calls, first: %s", failedCalls,
-            failures).isNotNull();
-        // target 2 s (measured here: 1.8 s, mostly H2 seeing the dead owner's lock as stale);
-        // asserted with room for a loaded machine. Without eviction it stayed stuck.
-        assertThat(seconds).isLessThan(5.0);
+        int[] call = {0};
+        callAtOnceUntilItWorks("outbox accept", killed,
+            () -> outbox.accept(OutboxCommand.of("op", "after", Map.of("n", call[0]++))));
         assertThat(outbox.store().countByStatus().values().stream().mapToLong(Long::longValue)
             .sum()).as("nothing lost").isEqualTo(2);
       }
     }
+  }
+
+  /**
+   * Makes {@code call} again at once, with no pause of its own, until it succeeds (for at most
+   * 10 s after {@code sinceNanos}); every failure on the way must be a retryable one. Prints and
+   * checks how long it took: the target is 2 s, asserted as 5 s for a loaded machine.
+   */
+  private static <R> R callAtOnceUntilItWorks(String what, long sinceNanos, Callable<R> call)
+      throws Exception {
+    List<String> firstFailures = new ArrayList<>();
+    long failedCalls = 0;
+    R value = null;
+    while (value == null && System.nanoTime() - sinceNanos < 10_000_000_000L) {
+      try {
+        value = call.call();
+      } catch (OutboxStorageException e) {
+        assertThat(e.retryable()).as("a handover is retryable: %s", e.getMessage()).isTrue();
+        if (firstFailures.size() < 3) {
+          firstFailures.add(e.getMessage());
+        }
+        failedCalls++;
+      }
+    }
+    double seconds = (System.nanoTime() - sinceNanos) / 1e9;
+    System.out.printf("%s: works again after %.2f s and %d failed calls%n", what, seconds,
+        failedCalls);
+    assertThat(value).as("%s works again; %d failed calls, first: %s", what, failedCalls,
+        firstFailures).isNotNull();
+    // target 2 s (measured here: 1.6-1.8 s, mostly H2 seeing the dead owner's lock as stale)
+    assertThat(seconds).isLessThan(5.0);
+    return value;
   }
 }
