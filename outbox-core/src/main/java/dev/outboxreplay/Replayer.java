@@ -93,7 +93,7 @@ public final class Replayer<T> implements AutoCloseable {
   /** Starts the connectivity monitor and requests a first pass (which begins with recovery). */
   public void start() {
     started = true;
-    connectivity.start(this::onNetworkAvailable);
+    connectivity.start(this::onNetworkAvailable, this::onNetworkLost);
     requestPass();
   }
 

@@ -17,7 +17,8 @@ import okhttp3.Response;
  * The default connectivity monitor for desktop JVMs: a cheap {@code HEAD} of the receiver's base
  * URL. Any HTTP answer means "reachable"; a failure means "down". While down it probes with
  * exponential backoff (from {@code minInterval} up to {@code maxInterval}); when a probe succeeds
- * after a failure it reports the network as available. While up it probes every
+ * after a failure it reports the network as available, and when one fails after a success (or
+ * the first one fails) it reports the network lost. While up it probes every
  * {@code maxInterval}. Thread-safe.
  */
 public final class HttpConnectivityMonitor implements ConnectivityMonitor {
@@ -32,7 +33,9 @@ public final class HttpConnectivityMonitor implements ConnectivityMonitor {
         return t;
       });
   private volatile Runnable onAvailable = () -> { };
+  private volatile Runnable onLost = () -> { };
   private volatile boolean wasDown = true;
+  private boolean reportedLost;
   private Duration nextDelay;
 
   public HttpConnectivityMonitor(HttpUrl baseUrl, Duration minInterval, Duration maxInterval) {
@@ -48,8 +51,19 @@ public final class HttpConnectivityMonitor implements ConnectivityMonitor {
 
   @Override
   public void start(Runnable onNetworkAvailable) {
+    start(onNetworkAvailable, () -> { });
+  }
+
+  @Override
+  public void start(Runnable onNetworkAvailable, Runnable onNetworkLost) {
     setOnAvailable(onNetworkAvailable);
+    setOnLost(onNetworkLost);
     scheduler.execute(this::probeAndReschedule);
+  }
+
+  /** Sets what {@link #probeOnce()} calls when the receiver stops answering. */
+  void setOnLost(Runnable onNetworkLost) {
+    this.onLost = Objects.requireNonNull(onNetworkLost, "onNetworkLost == null");
   }
 
   /** Sets what {@link #probeOnce()} calls when the receiver answers after being down. */
@@ -84,12 +98,17 @@ public final class HttpConnectivityMonitor implements ConnectivityMonitor {
     if (up) {
       if (wasDown) {
         wasDown = false;
+        reportedLost = false;
         onAvailable.run();
       }
       nextDelay = maxInterval;
     } else {
       nextDelay = wasDown ? min(nextDelay.multipliedBy(2), maxInterval) : minInterval;
       wasDown = true;
+      if (!reportedLost) {
+        reportedLost = true;
+        onLost.run();
+      }
     }
     return nextDelay;
   }

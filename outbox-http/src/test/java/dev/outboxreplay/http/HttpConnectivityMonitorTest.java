@@ -23,13 +23,17 @@ class HttpConnectivityMonitorTest {
       throws Exception {
     int port = freePort();
     AtomicInteger available = new AtomicInteger();
+    AtomicInteger lost = new AtomicInteger();
     try (HttpConnectivityMonitor monitor = new HttpConnectivityMonitor(url(port), MIN, MAX)) {
       monitor.setOnAvailable(available::incrementAndGet);
+      monitor.setOnLost(lost::incrementAndGet);
       assertThat(monitor.probeOnce()).isEqualTo(Duration.ofMillis(40));
+      assertThat(lost).as("the first failed probe reports the network lost").hasValue(1);
       assertThat(monitor.probeOnce()).isEqualTo(Duration.ofMillis(80));
       assertThat(monitor.probeOnce()).isEqualTo(Duration.ofMillis(160));
       assertThat(monitor.probeOnce()).as("capped").isEqualTo(MAX);
       assertThat(available.get()).isZero();
+      assertThat(lost).as("once, not per probe").hasValue(1);
       assertThat(monitor.reachable()).isFalse();
 
       try (MockWebServer server = answering(port)) {
@@ -41,6 +45,7 @@ class HttpConnectivityMonitorTest {
       }
       assertThat(monitor.probeOnce()).as("just went down: probe again soon").isEqualTo(MIN);
       assertThat(monitor.reachable()).isFalse();
+      assertThat(lost).as("lost again after being up").hasValue(2);
     }
   }
 

@@ -657,4 +657,37 @@ class ReplayerTest {
     }
     assertThat(f.store.find(cmd.commandId()).orElseThrow().attempt()).isEqualTo(1);
   }
+
+  @Test
+  void aConnectivityMonitorThatReportsTheNetworkLostHoldsReplayUntilItReportsItBack()
+      throws Exception {
+    OutboxRecord cmd = f.accept("n1", 1);
+    AtomicReference<Runnable> available = new AtomicReference<>();
+    AtomicReference<Runnable> lost = new AtomicReference<>();
+    dev.outboxreplay.ConnectivityMonitor monitor = new dev.outboxreplay.ConnectivityMonitor() {
+      @Override
+      public void start(Runnable onNetworkAvailable) {
+        throw new AssertionError("the replayer asks for both callbacks");
+      }
+
+      @Override
+      public void start(Runnable onNetworkAvailable, Runnable onNetworkLost) {
+        available.set(onNetworkAvailable);
+        lost.set(onNetworkLost);
+        onNetworkLost.run(); // the first probe failed
+      }
+
+      @Override
+      public void close() {}
+    };
+    try (Replayer<Connection> replayer = f.replayer("r", b -> b.connectivityMonitor(monitor))) {
+      replayer.start();
+      assertThat(lost.get()).isNotNull();
+      assertThat(replayer.runPass().pausedReason()).isEqualTo(Reason.OFFLINE);
+      assertThat(f.posts(cmd)).isZero();
+      available.get().run();
+      assertThat(replayer.awaitTerminal(cmd.commandId(), Duration.ofSeconds(30)))
+          .hasValueSatisfying(r -> assertThat(r.status()).isEqualTo(Status.ACKED));
+    }
+  }
 }
