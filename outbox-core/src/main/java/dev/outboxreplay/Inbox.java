@@ -79,7 +79,7 @@ public final class Inbox<T> {
     InboxMessage message = validated(scope, messageId, bytes);
     Optional<InboxEntry> existing = store.find(scope, messageId);
     if (existing.isPresent()) {
-      return duplicate(existing.get(), bytes);
+      return duplicate(existing.get(), message);
     }
     Optional<InboxEntry> staged = store.consumeOnce(message, clock.instant(),
         transaction -> Objects.requireNonNull(consumer.consume(transaction, message),
@@ -87,7 +87,7 @@ public final class Inbox<T> {
     if (staged.isEmpty()) {
       return duplicate(store.find(scope, messageId).orElseThrow(() -> new OutboxStorageException(
           "inbox row for '" + messageId + "' in scope '" + scope + "' vanished after a race")),
-          bytes);
+          message);
     }
     failures.at(FailurePoint.AFTER_CONSUME_COMMIT_BEFORE_PROJECTION);
     return new ReceiveResult(ReceiveResult.Outcome.CONSUMED, project(staged.get()));
@@ -159,10 +159,10 @@ public final class Inbox<T> {
    * A delivery of a message already in the inbox: the consumer does not run. Bytes other than
    * the consumed ones are recorded and reported as {@code DUPLICATE_MISMATCH}.
    */
-  private ReceiveResult duplicate(InboxEntry entry, byte[] delivered) {
+  private ReceiveResult duplicate(InboxEntry entry, InboxMessage delivered) {
     ReceiveResult result = duplicate(entry);
     if (entry.messageSha256() == null
-        || MessageDigest.isEqual(entry.messageSha256(), sha256(delivered))) {
+        || MessageDigest.isEqual(entry.messageSha256(), delivered.sha256())) {
       return result;
     }
     store.recordMismatch(entry.scope(), entry.messageId(), clock.instant());
@@ -171,14 +171,6 @@ public final class Inbox<T> {
     return result.outcome() == ReceiveResult.Outcome.DUPLICATE
         ? new ReceiveResult(ReceiveResult.Outcome.DUPLICATE_MISMATCH, result.projected())
         : result;
-  }
-
-  private static byte[] sha256(byte[] bytes) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(bytes);
-    } catch (NoSuchAlgorithmException e) {
-      throw new AssertionError(e);
-    }
   }
 
   private ReceiveResult duplicate(InboxEntry entry) {

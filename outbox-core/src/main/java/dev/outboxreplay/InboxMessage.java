@@ -1,5 +1,7 @@
 package dev.outboxreplay;
 
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
 import java.util.Arrays;
 
 /**
@@ -18,6 +20,18 @@ public record InboxMessage(String scope, String messageId, byte[] bytes) {
   @Override
   public byte[] bytes() {
     return bytes.clone();
+  }
+
+  /**
+   * SHA-256 of the bytes: what the inbox keeps of a consumed message to recognise a redelivery
+   * with other bytes.
+   */
+  public byte[] sha256() {
+    try {
+      return MessageDigest.getInstance("SHA-256").digest(bytes);
+    } catch (NoSuchAlgorithmException e) {
+      throw new AssertionError("every JDK has SHA-256", e);
+    }
   }
 
   @Override

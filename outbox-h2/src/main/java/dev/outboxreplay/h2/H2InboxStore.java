@@ -7,8 +7,6 @@ import dev.outboxreplay.InboxStore;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.internal.H2Errors;
 import dev.outboxreplay.h2.internal.InboxSchema;
-import java.security.MessageDigest;
-import java.security.NoSuchAlgorithmException;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -66,7 +64,7 @@ public final class H2InboxStore implements InboxStore<Connection> {
   @Override
   public Optional<InboxEntry> consumeOnce(InboxMessage message, Instant now,
       ConsumeWork<Connection> work) {
-    byte[] messageHash = sha256(message.bytes());
+    byte[] messageHash = message.sha256();
     try (Connection c = database.dataSource().getConnection()) {
       c.setAutoCommit(false);
       byte[] staged;
@@ -244,13 +242,5 @@ public final class H2InboxStore implements InboxStore<Connection> {
       case PROJECTED -> "projected";
       case INTEGRITY_FAILURE -> "integrity_failure";
     };
-  }
-
-  private static byte[] sha256(byte[] data) {
-    try {
-      return MessageDigest.getInstance("SHA-256").digest(data);
-    } catch (NoSuchAlgorithmException e) {
-      throw new AssertionError(e);
-    }
   }
 }

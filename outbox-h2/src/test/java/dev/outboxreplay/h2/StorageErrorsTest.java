@@ -128,9 +128,7 @@ class StorageErrorsTest {
   @Test
   void whenTheProcessServingTheFileIsKilledAReceiverGoesOnWithoutPausing() throws Exception {
     Path file = dir.resolve("shared");
-    try (ChildJvm server = ChildJvm.start(ServeFileChild.class, dir.resolve("server.err"),
-        file.toString())) {
-      assertThat(server.nextLine(CHILD)).as(server.stderrText()).isEqualTo("READY");
+    try (ChildJvm server = servingFile(file)) {
       try (H2Database db = H2Database.open(file)) { // served by the child
         AtomicInteger consumed =
             new AtomicInteger();
@@ -169,9 +167,7 @@ class StorageErrorsTest {
   @Test
   void whenTheProcessServingTheFileIsKilledTheOtherGoesOnWithoutPausing() throws Exception {
     Path file = dir.resolve("shared");
-    try (ChildJvm server = ChildJvm.start(ServeFileChild.class, dir.resolve("server.err"),
-        file.toString())) {
-      assertThat(server.nextLine(CHILD)).as(server.stderrText()).isEqualTo("READY");
+    try (ChildJvm server = servingFile(file)) {
       try (H2Database db = H2Database.open(file)) { // served by the child
         Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(db)).build();
         outbox.accept(OutboxCommand.of("op", "before", Map.of("n", 0)));
@@ -215,5 +211,18 @@ class StorageErrorsTest {
     // target 2 s (measured here: 1.6-1.8 s, mostly H2 seeing the dead owner's lock as stale)
     assertThat(seconds).isLessThan(5.0);
     return value;
+  }
+
+  /** A child JVM that opened {@code file} first, so it serves the file to this process. */
+  private ChildJvm servingFile(Path file) throws Exception {
+    ChildJvm server = ChildJvm.start(ServeFileChild.class, dir.resolve("server.err"),
+        file.toString());
+    try {
+      assertThat(server.nextLine(CHILD)).as(server.stderrText()).isEqualTo("READY");
+      return server;
+    } catch (AssertionError | Exception e) {
+      server.close();
+      throw e;
+    }
   }
 }

@@ -220,7 +220,8 @@ public final class ReplayPass<T> {
   /** Hands primed rows to free senders, oldest first; a row with half its lease spent is not. */
   private void startPrimed() {
     SessionRuntime.Snapshot s = null;
-    while (active < senders() && !primed.isEmpty()) {
+    int senders = senders();
+    while (active < senders && !primed.isEmpty()) {
       OutboxRecord r = primed.poll();
       Instant now = e.clock().instant();
       if (r.leaseExpiresAt().isBefore(now.plus(e.lease().dividedBy(2)))) {
