@@ -33,8 +33,11 @@ import org.slf4j.LoggerFactory;
  * itself.
  *
  * <p>Triggers: {@link #start()} (recovery, then a pass), {@link #onNetworkAvailable()} and the
- * {@link ConnectivityMonitor}, {@link #onAccepted()}, and a timer for the next due retry. They
- * coalesce into single-flight passes. While offline (a request could not leave) replay holds with
+ * {@link ConnectivityMonitor}, {@link #onAccepted()}, a timer for the next due retry, and, while
+ * nothing is due, a look every {@link ReplayerBuilder#idleLookInterval} for commands other
+ * processes accepted. A pass that fails (the store failed) is tried again after 250 ms, doubling
+ * up to 1 s while the failure is {@linkplain OutboxStorageException#retryable() retryable}, 30 s
+ * otherwise. They coalesce into single-flight passes. While offline (a request could not leave) replay holds with
  * back-off and spends no attempts; network-up resumes it at once. Several replayers (threads or
  * processes sharing the file) may run at once: leases and fencing tokens keep them apart.
  *
@@ -50,6 +53,13 @@ public final class Replayer<T> implements AutoCloseable {
   private static final Duration CLOSE_WAIT = Duration.ofSeconds(30);
   /** How often a waiter looks at the store again when no pass of this replayer wakes it. */
   private static final long RECHECK_MILLIS = 200;
+  /**
+   * First wait before a pass that failed is tried again; it doubles per further failure, up to
+   * 1 s while the store says the failure passes (a handover of the shared file), 30 s otherwise.
+   */
+  static final Duration FAILED_PASS_FIRST_RETRY = Duration.ofMillis(250);
+  static final Duration FAILED_PASS_LONGEST_RETRY = Duration.ofSeconds(30);
+  static final Duration RETRYABLE_PASS_LONGEST_RETRY = Duration.ofSeconds(1);
 
   private final ReplayEngine<T> engine;
   private final ReplayGate gate;
@@ -58,6 +68,7 @@ public final class Replayer<T> implements AutoCloseable {
   private final Clock clock;
   private final Duration holdInterval;
   private final Duration auditRetention;
+  private final Duration idleLookInterval;
   private final ExecutorService senders;
   private final ScheduledExecutorService scheduler;
   private final AtomicBoolean passQueued = new AtomicBoolean();
@@ -67,6 +78,9 @@ public final class Replayer<T> implements AutoCloseable {
   private volatile boolean closed;
   private ScheduledFuture<?> timer;
   private Instant lastAuditPrune = Instant.EPOCH;
+  /** Passes that failed in a row, and whether the last failure passes; pass thread only. */
+  private int failedPasses;
+  private boolean lastFailureRetryable;
 
   Replayer(ReplayerBuilder<T> b) {
     this.store = b.store;
@@ -74,6 +88,7 @@ public final class Replayer<T> implements AutoCloseable {
     this.connectivity = b.connectivity;
     this.holdInterval = b.holdInterval;
     this.auditRetention = b.auditRetention;
+    this.idleLookInterval = b.idleLookInterval;
     this.gate = new ReplayGate(b.session, b.retry, b.clock);
     this.senders = Executors.newFixedThreadPool(b.concurrency, daemon("outbox-sender-" + b.owner));
     ScheduledThreadPoolExecutor passThread = new ScheduledThreadPoolExecutor(1,
@@ -130,11 +145,16 @@ public final class Replayer<T> implements AutoCloseable {
     try {
       scheduler.execute(() -> {
         passQueued.set(false);
+        boolean failed = true;
         try {
           runPass();
+          failed = false;
         } catch (RuntimeException e) {
-          LOG.warn("replay pass failed; the next trigger or timer retries", e);
+          lastFailureRetryable = e instanceof OutboxStorageException s && s.retryable();
+          LOG.warn("replay pass failed; retried in {} or at the next trigger",
+              failedPassRetry(failedPasses + 1, lastFailureRetryable), e);
         } finally {
+          failedPasses = failed ? failedPasses + 1 : 0;
           scheduleNext();
         }
       });
@@ -249,10 +269,28 @@ public final class Replayer<T> implements AutoCloseable {
       return;
     }
     Instant now = clock.instant();
-    Reason paused = gate.paused();
-    Optional<Instant> due = paused == null ? store.nextDueAt()
-        : paused == Reason.OFFLINE ? Optional.ofNullable(gate.offlineUntil())
-        : Optional.of(now.plus(holdInterval));
+    Optional<Instant> due;
+    if (failedPasses > 0) {
+      // The store failed (for example while another process takes the shared file over): try
+      // again soon, with back-off, rather than waiting for a trigger that may never come.
+      due = Optional.of(now.plus(failedPassRetry(failedPasses, lastFailureRetryable)));
+    } else {
+      try {
+        Reason paused = gate.paused();
+        due = paused == null ? store.nextDueAt()
+            : paused == Reason.OFFLINE ? Optional.ofNullable(gate.offlineUntil())
+            : Optional.of(now.plus(holdInterval));
+        if (paused == null && started && !idleLookInterval.isZero()) {
+          // other processes sharing the file accept too: look again now and then
+          Instant look = now.plus(idleLookInterval);
+          due = Optional.of(due.filter(d -> d.isBefore(look)).orElse(look));
+        }
+      } catch (RuntimeException e) {
+        LOG.warn("could not read when the next command is due; looking again in {}",
+            FAILED_PASS_FIRST_RETRY, e);
+        due = Optional.of(now.plus(FAILED_PASS_FIRST_RETRY));
+      }
+    }
     synchronized (this) {
       if (timer != null) {
         timer.cancel(false);
@@ -266,6 +304,14 @@ public final class Replayer<T> implements AutoCloseable {
         }
       }
     }
+  }
+
+  /** 250 ms, doubling per further failed pass, at most 1 s (retryable) or 30 s. */
+  static Duration failedPassRetry(int failedPasses, boolean retryable) {
+    int doublings = Math.min(Math.max(failedPasses - 1, 0), 10);
+    Duration wait = FAILED_PASS_FIRST_RETRY.multipliedBy(1L << doublings);
+    Duration longest = retryable ? RETRYABLE_PASS_LONGEST_RETRY : FAILED_PASS_LONGEST_RETRY;
+    return wait.compareTo(longest) > 0 ? longest : wait;
   }
 
   private void pruneAuditNowAndThen() {

@@ -17,6 +17,7 @@ public final class ReplayerBuilder<T> {
   public static final int DEFAULT_CONCURRENCY = 4;
   public static final Duration DEFAULT_HOLD_INTERVAL = Duration.ofSeconds(30);
   public static final Duration DEFAULT_AUDIT_RETENTION = Duration.ofDays(30);
+  public static final Duration DEFAULT_IDLE_LOOK_INTERVAL = Duration.ofSeconds(2);
 
   final OutboxStore<T> store;
   final Transport transport;
@@ -33,6 +34,7 @@ public final class ReplayerBuilder<T> {
   ForbiddenPolicy forbiddenPolicy = ForbiddenPolicy.REJECT_COMMAND;
   Duration holdInterval = DEFAULT_HOLD_INTERVAL;
   Duration auditRetention = DEFAULT_AUDIT_RETENTION;
+  Duration idleLookInterval = DEFAULT_IDLE_LOOK_INTERVAL;
   OutboxListener listener = OutboxListener.NONE;
   FailureInjector failures = FailureInjector.NONE;
   ConnectivityMonitor connectivity = ConnectivityMonitor.NONE;
@@ -114,6 +116,21 @@ public final class ReplayerBuilder<T> {
    */
   public ReplayerBuilder<T> holdInterval(Duration holdInterval) {
     this.holdInterval = Arguments.positive("holdInterval", holdInterval);
+    return this;
+  }
+
+  /**
+   * How often a started replayer with nothing due looks at the store again, to notice commands
+   * that other processes sharing the file accepted (their {@link Replayer#onAccepted()} reaches
+   * only their own replayer). One indexed query per look. Default 2 s; {@link Duration#ZERO}
+   * turns it off, for a file only this process writes.
+   */
+  public ReplayerBuilder<T> idleLookInterval(Duration idleLookInterval) {
+    Objects.requireNonNull(idleLookInterval, "idleLookInterval == null");
+    if (idleLookInterval.isNegative()) {
+      throw new IllegalArgumentException("idleLookInterval is negative: " + idleLookInterval);
+    }
+    this.idleLookInterval = idleLookInterval;
     return this;
   }
 

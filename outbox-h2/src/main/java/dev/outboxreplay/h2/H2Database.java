@@ -7,6 +7,7 @@ import dev.outboxreplay.h2.internal.EvictBrokenConnections;
 import dev.outboxreplay.h2.internal.H2Errors;
 import dev.outboxreplay.h2.internal.LocalOnly;
 import dev.outboxreplay.h2.internal.PrivateFiles;
+import dev.outboxreplay.h2.internal.RetryingOpenDataSource;
 import dev.outboxreplay.h2.internal.SchemaMigrator;
 import dev.outboxreplay.internal.Arguments;
 import java.io.IOException;
@@ -20,6 +21,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
 /**
@@ -54,6 +56,7 @@ public final class H2Database implements AutoCloseable {
   private final Durability durability;
   private final HikariDataSource pool;
   private final List<Runnable> beforeClose = new CopyOnWriteArrayList<>();
+  private final AtomicLong diskSyncs = new AtomicLong();
 
   static {
     LocalOnly.requestLoopback(); // before any H2 class loads: it reads the address once
@@ -122,9 +125,8 @@ public final class H2Database implements AutoCloseable {
   private static HikariConfig poolConfig(Builder b) {
     HikariConfig config = new HikariConfig();
     config.setPoolName("outbox-h2:" + b.file.getFileName());
-    config.setJdbcUrl(jdbcUrl(b));
-    config.setUsername("sa");
-    config.setPassword("");
+    // opening retries H2's lock-file races at a short pace, not at the pool's growing back-off
+    config.setDataSource(new RetryingOpenDataSource(jdbcUrl(b)));
     config.setMinimumIdle(1);
     config.setMaximumPoolSize(b.maxPoolSize);
     config.setInitializationFailTimeout(1);
@@ -168,6 +170,16 @@ public final class H2Database implements AutoCloseable {
     try (Statement s = connection.createStatement()) {
       s.execute("CHECKPOINT SYNC");
     }
+    diskSyncs.incrementAndGet();
+  }
+
+  /**
+   * How many times {@link #syncToDisk} forced committed changes to the disk through this instance
+   * since it opened: after every commit of the library's stores in {@link
+   * Durability#POWER_LOSS_SAFE} mode, never in the default mode. For monitoring and tests.
+   */
+  public long diskSyncs() {
+    return diskSyncs.get();
   }
 
   /**

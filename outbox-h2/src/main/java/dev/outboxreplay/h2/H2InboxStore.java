@@ -6,6 +6,8 @@ import dev.outboxreplay.InboxMessage;
 import dev.outboxreplay.InboxStore;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.internal.H2Errors;
+import dev.outboxreplay.h2.internal.Handover;
+import dev.outboxreplay.h2.internal.Rollback;
 import dev.outboxreplay.h2.internal.InboxSchema;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -48,35 +50,60 @@ public final class H2InboxStore implements InboxStore<Connection> {
 
   @Override
   public Optional<InboxEntry> find(String scope, String messageId) {
-    try (Connection c = database.dataSource().getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT " + COLUMNS
-            + " FROM inbox_message WHERE scope = ? AND message_id = ?")) {
-      ps.setString(1, scope);
-      ps.setString(2, messageId);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? Optional.of(read(rs)) : Optional.empty();
-      }
+    try {
+      return Handover.retry(() -> {
+        try (Connection c = database.dataSource().getConnection();
+            PreparedStatement ps = c.prepareStatement("SELECT " + COLUMNS
+                + " FROM inbox_message WHERE scope = ? AND message_id = ?")) {
+          ps.setString(1, scope);
+          ps.setString(2, messageId);
+          try (ResultSet rs = ps.executeQuery()) {
+            return rs.next() ? Optional.of(read(rs)) : Optional.empty();
+          }
+        }
+      });
     } catch (SQLException e) {
       throw H2Errors.onStatement(database.file(), "inbox lookup", e);
     }
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>A try caught in a handover (the process serving the file went away) is run again, for up
+   * to {@link Handover#RETRY_FOR}: its transaction never committed, or, if its commit did land
+   * just before, the new try finds the reservation and returns empty without running the
+   * consumer (the receive then reports a duplicate).
+   */
   @Override
   public Optional<InboxEntry> consumeOnce(InboxMessage message, Instant now,
       ConsumeWork<Connection> work) {
     byte[] messageHash = message.sha256();
+    try {
+      return Handover.retry(() -> consumeOnceTry(message, messageHash, now, work));
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), "inbox consume", e);
+    }
+  }
+
+  private Optional<InboxEntry> consumeOnceTry(InboxMessage message, byte[] messageHash,
+      Instant now, ConsumeWork<Connection> work) throws SQLException {
     try (Connection c = database.dataSource().getConnection()) {
       c.setAutoCommit(false);
       byte[] staged;
       try {
         if (!reserve(c, message, messageHash, now)) {
-          c.rollback();
+          c.rollback(); // nothing written
           return Optional.empty();
         }
         try {
           staged = work.run(c);
         } catch (Exception e) {
-          c.rollback();
+          Rollback.after(e, c, null);
+          SQLException handover = Handover.handoverCause(e);
+          if (handover != null) {
+            throw handover; // the consumer's connection broke: nothing of it committed
+          }
           throw new InboxConsumerException(message.scope(), message.messageId(), e);
         }
         try (PreparedStatement ps = c.prepareStatement("UPDATE inbox_message SET "
@@ -90,7 +117,7 @@ public final class H2InboxStore implements InboxStore<Connection> {
         }
         c.commit();
       } catch (SQLException | RuntimeException e) {
-        c.rollback();
+        Rollback.after(e, c, null);
         throw e;
       }
       database.afterCommit(c);
@@ -99,8 +126,6 @@ public final class H2InboxStore implements InboxStore<Connection> {
       return Optional.of(new InboxEntry(message.scope(), message.messageId(),
           InboxEntry.State.STAGED, staged, messageHash, Instant.ofEpochMilli(now.toEpochMilli()),
           null));
-    } catch (SQLException e) {
-      throw H2Errors.onStatement(database.file(), "inbox consume", e);
     }
   }
 
@@ -143,9 +168,13 @@ public final class H2InboxStore implements InboxStore<Connection> {
 
   @Override
   public void recordMismatch(String scope, String messageId, Instant now) {
-    execute("record mismatch", "UPDATE inbox_message SET mismatches = mismatches + 1, "
-        + "last_mismatch_at = ? WHERE scope = ? AND message_id = ?", now.toEpochMilli(), scope,
-        messageId);
+    try { // not run again through a handover: a count must not grow twice
+      executeOnce("UPDATE inbox_message SET mismatches = mismatches + 1, "
+          + "last_mismatch_at = ? WHERE scope = ? AND message_id = ?", now.toEpochMilli(), scope,
+          messageId);
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), "record mismatch", e);
+    }
   }
 
   @Override
@@ -189,21 +218,27 @@ public final class H2InboxStore implements InboxStore<Connection> {
 
   @Override
   public int pruneTombstones(Instant projectedBefore) {
-    try (Connection c = database.dataSource().getConnection();
-        PreparedStatement ps = c.prepareStatement("DELETE FROM inbox_message "
-            + "WHERE state = 'projected' AND projected_at < ?")) {
-      ps.setLong(1, projectedBefore.toEpochMilli());
-      return ps.executeUpdate();
-    } catch (SQLException e) {
-      throw H2Errors.onStatement(database.file(), "inbox tombstone pruning", e);
-    }
+    return execute("inbox tombstone pruning", "DELETE FROM inbox_message "
+        + "WHERE state = 'projected' AND projected_at < ?", projectedBefore.toEpochMilli());
   }
 
   /** Holds nothing of its own; close the {@link H2Database}. */
   @Override
   public void close() {}
 
+  /**
+   * Runs one idempotent update in its own transaction, honouring the durability mode; run again
+   * through a handover.
+   */
   private int execute(String action, String sql, Object... parameters) {
+    try {
+      return Handover.retry(() -> executeOnce(sql, parameters));
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), action, e);
+    }
+  }
+
+  private int executeOnce(String sql, Object... parameters) throws SQLException {
     try (Connection c = database.dataSource().getConnection();
         PreparedStatement ps = c.prepareStatement(sql)) {
       for (int i = 0; i < parameters.length; i++) {
@@ -212,8 +247,6 @@ public final class H2InboxStore implements InboxStore<Connection> {
       int changed = ps.executeUpdate();
       database.afterCommit(c);
       return changed;
-    } catch (SQLException e) {
-      throw H2Errors.onStatement(database.file(), action, e);
     }
   }
 

@@ -12,6 +12,8 @@ import dev.outboxreplay.PreparedCommand;
 import dev.outboxreplay.StateMachine;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.h2.internal.GroupCommitter;
+import dev.outboxreplay.h2.internal.Handover;
+import dev.outboxreplay.h2.internal.Rollback;
 import dev.outboxreplay.h2.internal.H2Errors;
 import dev.outboxreplay.h2.internal.OutboxInserter;
 import dev.outboxreplay.h2.internal.OutboxRows;
@@ -74,7 +76,8 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
   public List<OutboxRecord> insert(List<PreparedCommand> batch) {
     List<PreparedCommand> commands = List.copyOf(batch);
     try {
-      return committer.submit(commands);
+      // safe to run again: a command whose earlier try did commit resolves to its stored row
+      return Handover.retry(() -> committer.submit(commands));
     } catch (SQLException e) {
       throw H2Errors.onStatement(database.file(), "accept", e);
     }
@@ -291,7 +294,7 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
       try {
         return work.run(c);
       } catch (SQLException | RuntimeException e) {
-        c.rollback();
+        Rollback.after(e, c, null);
         throw e;
       }
     } catch (SQLException e) {

@@ -12,7 +12,10 @@ import java.util.SplittableRandom;
 /**
  * Child process for {@link InboxCrashTest}: receives the seeded stream (every message one to
  * three times, out of order) into an inbox shared with other processes, printing
- * {@code RECEIVED <id> <outcome> END} after each receive returns and {@code DONE} at the end.
+ * {@code RECEIVED <id> <outcome> <millis> END} after each receive returns (with how long it
+ * took), {@code FAILED <millis> <error>} when one throws (then it goes on with the next
+ * delivery, as an app that reports and moves on would), and {@code DONE} at the end. An optional
+ * fifth argument paces the deliveries (milliseconds between them), as messages arriving over time.
  */
 public final class InboxReceiverChild {
   static final String SCOPE = "profile-1";
@@ -47,6 +50,7 @@ public final class InboxReceiverChild {
     Path historyFile = Path.of(args[1]);
     long seed = Long.parseLong(args[2]);
     int messages = Integer.parseInt(args[3]);
+    long pauseMillis = args.length > 4 ? Long.parseLong(args[4]) : 0; // deliveries arrive paced
     System.out.println("OPENING");
     System.out.flush();
     try (H2Database db = H2Database.open(inboxFile);
@@ -54,9 +58,19 @@ public final class InboxReceiverChild {
       RatchetStandIn app = new RatchetStandIn();
       Inbox<Connection> inbox = app.openInbox(db, history);
       for (String id : stream(seed, messages)) {
-        ReceiveResult result = inbox.receive(SCOPE, id, body(id));
-        System.out.println("RECEIVED " + id + " " + result.outcome() + " END");
+        long start = System.nanoTime();
+        try {
+          ReceiveResult result = inbox.receive(SCOPE, id, body(id));
+          System.out.println("RECEIVED " + id + " " + result.outcome() + " "
+              + (System.nanoTime() - start) / 1_000_000 + " END");
+        } catch (RuntimeException e) {
+          System.out.println("FAILED " + (System.nanoTime() - start) / 1_000_000 + " "
+              + e.toString().replace('\n', ' '));
+        }
         System.out.flush();
+        if (pauseMillis > 0) {
+          Thread.sleep(pauseMillis);
+        }
       }
       System.out.println("DONE");
     }

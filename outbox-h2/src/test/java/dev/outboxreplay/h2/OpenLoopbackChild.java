@@ -9,7 +9,8 @@ import java.nio.file.Path;
  * {@code OPENED}, or {@code REFUSED <message>}; with {@code second}, opens a file another
  * process serves, writes to it and prints {@code WROTE}; with {@code together}, prints
  * {@code READY}, waits for a line on stdin, then does the same (so several children open at
- * one moment) and keeps the file open until stdin closes.
+ * one moment) and keeps the file open until stdin closes; with {@code together-exit}, the same,
+ * but it closes the file and exits right after writing (so openers race with closers too).
  */
 public final class OpenLoopbackChild {
   private OpenLoopbackChild() {}
@@ -18,7 +19,8 @@ public final class OpenLoopbackChild {
     if (args[1].equals("h2-first")) {
       Class.forName("org.h2.engine.SysProperties"); // H2 reads h2.bindAddress now: unset
     }
-    if (args[1].equals("together")) {
+    boolean together = args[1].startsWith("together");
+    if (together) {
       Class.forName(H2Database.class.getName()); // load before the start line, not after
       System.out.println("READY");
       System.out.flush();

@@ -1,10 +1,14 @@
 package dev.outboxreplay.h2;
 
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 
 /**
  * Child process: opens a database in multi-process mode first, so it serves the file to the
- * others, says READY, and holds it until killed or stdin closes.
+ * others, says READY, and holds it until killed, or until stdin says {@code close} or ends: then
+ * it closes the database and exits normally, as an app that quits does.
  */
 public final class ServeFileChild {
   private ServeFileChild() {}
@@ -12,11 +16,17 @@ public final class ServeFileChild {
   public static void main(String[] args) throws Exception {
     try (H2Database db = H2Database.open(Path.of(args[0]))) {
       H2OutboxStore.create(db);
+      H2InboxStore.create(db);
       System.out.println("READY");
       System.out.flush();
-      while (System.in.read() >= 0) {
+      BufferedReader in = new BufferedReader(
+          new InputStreamReader(System.in, StandardCharsets.UTF_8));
+      for (String line = in.readLine(); line != null && !line.equals("close");
+          line = in.readLine()) {
         // hold the file open
       }
     }
+    System.out.println("CLOSED");
+    System.out.flush();
   }
 }

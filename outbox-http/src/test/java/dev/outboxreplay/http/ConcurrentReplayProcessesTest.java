@@ -158,7 +158,8 @@ class ConcurrentReplayProcessesTest {
     }
   }
 
-  private static long count(H2Database db, String sql) throws Exception {
+  /** The single number {@code sql} selects. */
+  static long count(H2Database db, String sql) throws Exception {
     try (Connection c = db.dataSource().getConnection();
         Statement s = c.createStatement();
         ResultSet rs = s.executeQuery(sql)) {

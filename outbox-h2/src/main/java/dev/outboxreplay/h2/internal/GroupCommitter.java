@@ -195,30 +195,10 @@ public final class GroupCommitter<I, R> {
       }
       return true;
     } catch (SQLException | RuntimeException e) {
-      rollbackOrRethrow(c, start, e);
+      if (!Rollback.after(e, c, start)) {
+        throw e; // the connection broke: the first failure says why, not the rollback's
+      }
       return false;
-    }
-  }
-
-  /**
-   * Rolls back to {@code savepoint} (or the whole transaction when null) after {@code cause}; if
-   * that fails too (the connection broke), {@code cause}, not the rollback's own failure, is what
-   * the callers get: it says why, for example that the process serving the file went away.
-   */
-  private static void rollbackOrRethrow(Connection c, Savepoint savepoint, Exception cause)
-      throws SQLException {
-    try {
-      if (savepoint != null) {
-        c.rollback(savepoint);
-      } else {
-        c.rollback();
-      }
-    } catch (SQLException rollbackFailed) {
-      cause.addSuppressed(rollbackFailed);
-      if (cause instanceof SQLException sql) {
-        throw sql;
-      }
-      throw (RuntimeException) cause;
     }
   }
 
@@ -229,7 +209,9 @@ public final class GroupCommitter<I, R> {
         p.result = writer.writeOne(c, p.input);
       } catch (SQLException | RuntimeException e) {
         p.failure = e;
-        rollbackOrRethrow(c, savepoint, e);
+        if (!Rollback.after(e, c, savepoint)) {
+          throw e;
+        }
       }
     }
   }

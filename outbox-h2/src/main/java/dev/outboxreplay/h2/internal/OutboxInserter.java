@@ -71,8 +71,8 @@ public final class OutboxInserter
     try {
       return insertNew(c, batch);
     } catch (SQLException | RuntimeException e) {
-      c.rollback(start);
-      if (!(e instanceof SQLException sql) || !H2Errors.isUniqueViolation(sql)) {
+      if (!Rollback.after(e, c, start)
+          || !(e instanceof SQLException sql) || !H2Errors.isUniqueViolation(sql)) {
         throw e;
       }
     }
@@ -83,7 +83,7 @@ public final class OutboxInserter
       }
       return result;
     } catch (SQLException | RuntimeException e) {
-      c.rollback(start);
+      Rollback.after(e, c, start);
       throw e;
     }
   }
@@ -101,7 +101,9 @@ public final class OutboxInserter
         throw e;
       }
       // Another process committed the same id or key between our lookup and insert.
-      c.rollback(before);
+      if (!Rollback.after(e, c, before)) {
+        throw e;
+      }
       return resolve(command, findExisting(c, command).orElseThrow(() -> e));
     }
   }

@@ -1,0 +1,83 @@
+package dev.outboxreplay.h2.internal;
+
+import java.sql.SQLException;
+import java.time.Duration;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.LockSupport;
+
+/**
+ * Runs a database call again while the process serving a shared file is being replaced (the
+ * server died or closed and another process takes the file over). Only for calls that are safe
+ * to run again whatever the failed try did: an idempotent write (an accept by its stable command
+ * id, an inbox consume that first reserves the message id), or a read.
+ *
+ * <p>How long a takeover takes is H2's: the next opener waits until the lock file is 2 s old
+ * (its lock-file time granularity), then sees the dead owner's lock socket refuse and takes the
+ * file. Measured here: 1.3-1.9 s with one process left; when two processes race to take over,
+ * the one that loses waits for the winner's new lock file to age too, up to about 5.5 s.
+ */
+public final class Handover {
+  /** Longest a call keeps retrying through a handover before its failure is returned. */
+  public static final Duration RETRY_FOR = Duration.ofSeconds(10);
+  private static final long FIRST_PAUSE_MILLIS = 10;
+  private static final long LONGEST_PAUSE_MILLIS = 200;
+
+  /** A database call that may throw. */
+  @FunctionalInterface
+  public interface SqlCall<R> {
+    R call() throws SQLException;
+  }
+
+  private Handover() {}
+
+  /**
+   * Runs {@code call}; while it fails because the file's server went away ({@link
+   * #isHandover(SQLException)}), runs it again after a short jittered pause, for up to {@link
+   * #RETRY_FOR}. Any other failure, or one after the bound, is thrown as is.
+   */
+  public static <R> R retry(SqlCall<R> call) throws SQLException {
+    long deadline = System.nanoTime() + RETRY_FOR.toNanos();
+    long pause = FIRST_PAUSE_MILLIS;
+    while (true) {
+      try {
+        return call.call();
+      } catch (SQLException e) {
+        if (!isHandover(e) || System.nanoTime() - deadline > 0) {
+          throw e;
+        }
+        if (Thread.currentThread().isInterrupted()) {
+          throw e;
+        }
+        LockSupport.parkNanos(Duration.ofMillis(
+            pause + ThreadLocalRandom.current().nextLong(pause)).toNanos());
+        pause = Math.min(pause * 2, LONGEST_PAUSE_MILLIS);
+      }
+    }
+  }
+
+  /**
+   * True when {@code e} says the database behind the connection went away or no connection could
+   * be made yet (H2's closed or broken database, a connection-class SQL state, the pool timing out
+   * while the new server starts, H2's lock-file races): a new try reaches the process that took
+   * the file over. Row-lock timeouts are not included: they already waited their full time.
+   */
+  public static boolean isHandover(SQLException e) {
+    String state = e.getSQLState();
+    return H2Errors.isBrokenConnection(e) || H2Errors.isOpenRace(e)
+        || e instanceof java.sql.SQLTransientConnectionException
+        || (state != null && state.startsWith("08"));
+  }
+
+  /** The first {@link SQLException} in {@code failure}'s cause chain that is a handover. */
+  public static SQLException handoverCause(Throwable failure) {
+    for (Throwable t = failure; t != null; t = t.getCause()) {
+      if (t instanceof SQLException sql && isHandover(sql)) {
+        return sql;
+      }
+      if (t.getCause() == t) {
+        break;
+      }
+    }
+    return null;
+  }
+}

@@ -1,0 +1,276 @@
+package dev.outboxreplay.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.outboxreplay.CommandId;
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.Status;
+import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.server.FaultPlan;
+import dev.outboxreplay.server.IdempotentServer;
+import dev.outboxreplay.server.NotesApplication;
+import dev.outboxreplay.testkit.ChildJvm;
+import dev.outboxreplay.testkit.Seeds;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Several processes on one outbox file, under random SIGKILLs: two app instances accept
+ * commands and a third replays them to the reference server (which loses 10% of its answers after
+ * committing), each a child JVM; this test's JVM does not open the file, so one of the children
+ * serves it to the others and a kill of that one is a handover. 10 rounds: kill one of the three,
+ * or an accepting one and the replaying one, at random, check that the others go on (no accept fails or takes longer than the bound;
+ * a surviving replayer acks a command accepted after the kill), then restart the killed ones.
+ * At the end every accepted command is acked, applied once locally, has exactly one effect at the
+ * server, and each entity's effects arrived in accept order. Set {@code -Dsoak.seed=N} to replay;
+ * the seed is printed.
+ */
+class OutboxSoakTest {
+  private static final int ROUNDS = 10;
+  private static final Duration QUIET = Duration.ofSeconds(60);
+  /**
+   * Handover bound. 2 s with one process left; two processes racing to take the file over can
+   * make the loser wait for H2's lock-file granularity once more (measured up to 5.4 s), so this
+   * soak, where two survivors are common, asserts 8 s.
+   */
+  private static final long BOUND_MILLIS = 8_000;
+
+  @TempDir Path dir;
+
+  /** One child and everything it printed. */
+  private static final class Instance {
+    final String role;
+    final ChildJvm child;
+    final List<String> lines = new ArrayList<>();
+
+    Instance(String role, ChildJvm child) {
+      this.role = role;
+      this.child = child;
+    }
+
+    void collect() {
+      lines.addAll(child.linesSoFar());
+    }
+
+    long count(String prefix) {
+      return lines.stream().filter(l -> l.startsWith(prefix)).count();
+    }
+  }
+
+  @Test
+  void twoAcceptingAndOneReplayingProcessKilledAtRandomLoseNothingAndApplyOnce()
+      throws Exception {
+    long seed = Seeds.seed("soak.seed", "OutboxSoakTest");
+    SplittableRandom random = new SplittableRandom(seed);
+    Path clientFile = dir.resolve("client");
+    try (H2Database clientDb = H2Database.open(clientFile)) {
+      H2OutboxStore.create(clientDb);
+      try (Connection c = clientDb.dataSource().getConnection();
+          Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE applied_answer (command_id UUID PRIMARY KEY, owner VARCHAR(50))");
+      }
+    } // closed: the children serve the file among themselves
+
+    try (H2Database serverDb = H2Database.open(dir.resolve("server"))) {
+      NotesApplication notes = new NotesApplication(serverDb);
+      SplittableRandom faults = new SplittableRandom(seed + 1);
+      try (IdempotentServer server = IdempotentServer.builder().database(serverDb)
+          .handler(NotesApplication.OPERATION, notes.handler())
+          .faults(request -> {
+            synchronized (faults) {
+              return faults.nextInt(100) < 10 ? FaultPlan.Fault.dropResponseAfterCommit()
+                  : FaultPlan.Fault.NONE;
+            }
+          }).start()) {
+        Map<String, Instance> running = new LinkedHashMap<>();
+        List<Instance> all = new ArrayList<>();
+        AtomicInteger incarnation = new AtomicInteger();
+        long longestAccept = 0;
+        List<Long> replayLags = new ArrayList<>();
+        try {
+          for (int round = 0; round < ROUNDS; round++) {
+            for (String role : List.of("accept-a", "accept-b", "replay")) {
+              if (!running.containsKey(role)) {
+                Instance started = start(role, incarnation.incrementAndGet(), clientFile, server);
+                running.put(role, started);
+                all.add(started);
+              }
+            }
+            // let every instance work a little
+            long acksBefore = totalAcks(running);
+            int warmup = random.nextInt(10, 60);
+            Awaitility.await().atMost(QUIET).pollInterval(Duration.ofMillis(20))
+                .until(() -> totalAcks(running) >= acksBefore + warmup);
+            // one of the three, or an accepting one and the replaying one; an accepting instance
+            // always survives, so that there is something new for a surviving replayer to send
+            List<String> victims = new ArrayList<>();
+            int pick = random.nextInt(5);
+            victims.add(List.of("accept-a", "accept-b", "replay", "accept-a", "accept-b")
+                .get(pick));
+            if (pick >= 3) {
+              victims.add("replay");
+            }
+            for (String role : victims) {
+              Instance victim = running.remove(role);
+              victim.child.kill();
+              victim.lines.addAll(victim.child.remainingLines(Duration.ofSeconds(30)));
+            }
+            long killedAt = System.nanoTime();
+            // the survivors go on: 15 more accepts by each accepting survivor, and a surviving
+            // replayer acks a command accepted after the kill
+            Map<String, Long> acceptsAtKill = new HashMap<>();
+            for (Instance i : running.values()) {
+              i.collect();
+              acceptsAtKill.put(i.role, i.count("ACK "));
+            }
+            Awaitility.await().atMost(QUIET).pollInterval(Duration.ofMillis(20)).until(() -> {
+              running.values().forEach(Instance::collect);
+              return running.values().stream().filter(i -> !i.role.equals("replay"))
+                  .allMatch(i -> i.count("ACK ") >= acceptsAtKill.get(i.role) + 15);
+            });
+            Instance replayer = running.get("replay");
+            if (replayer != null) {
+              List<String> acceptedAfter = new ArrayList<>();
+              for (Instance i : running.values()) {
+                if (!i.role.equals("replay")) {
+                  i.lines.stream().filter(l -> l.startsWith("ACK ")).skip(acceptsAtKill.get(i.role))
+                      .map(l -> "ACKED " + l.split(" ")[1]).forEach(acceptedAfter::add);
+                }
+              }
+              try {
+                Awaitility.await().atMost(QUIET).pollInterval(Duration.ofMillis(20)).until(() -> {
+                  replayer.collect();
+                  return acceptedAfter.stream().anyMatch(replayer.lines::contains);
+                });
+              } catch (org.awaitility.core.ConditionTimeoutException e) {
+                throw new AssertionError("seed " + seed + " round " + round + ": the surviving "
+                    + "replayer acked none of " + acceptedAfter.size() + " commands accepted "
+                    + "after the kill of " + victims + "; its stderr:\n"
+                    + replayer.child.stderrText(), e);
+              }
+              replayLags.add((System.nanoTime() - killedAt) / 1_000_000);
+            }
+            long roundLongest = 0;
+            for (Instance i : running.values()) {
+              if (!i.role.equals("replay")) {
+                roundLongest = Math.max(roundLongest, i.lines.stream()
+                    .filter(l -> l.startsWith("ACK ")).skip(acceptsAtKill.get(i.role))
+                    .mapToLong(l -> Long.parseLong(l.split(" ")[4])).max().orElse(0));
+              }
+            }
+            System.out.printf("round %d: killed %s; survivors %s went on, longest accept after "
+                + "the kill %d ms%n", round, victims, running.keySet(), roundLongest);
+          }
+          // stop accepting, drain, and let everything exit normally
+          for (String role : List.of("accept-a", "accept-b")) {
+            Instance i = running.get(role);
+            if (i != null) {
+              i.child.send("stop");
+              i.lines.addAll(i.child.remainingLines(QUIET));
+              assertThat(i.child.waitForExit(QUIET)).as(i.child.stderrText()).isZero();
+            }
+          }
+          if (!running.containsKey("replay")) {
+            Instance started = start("replay", incarnation.incrementAndGet(), clientFile, server);
+            running.put("replay", started);
+            all.add(started);
+          }
+          Instance replayer = running.get("replay");
+          replayer.child.send("drain");
+          replayer.lines.addAll(replayer.child.remainingLines(Duration.ofSeconds(180)));
+          assertThat(replayer.lines).as(replayer.child.stderrText()).contains("DRAINED true");
+        } finally {
+          all.forEach(i -> i.child.close());
+        }
+
+        // no accept failed or took longer than the bound, in any incarnation
+        Map<String, List<Long>> seqsByEntity = new TreeMap<>();
+        List<CommandId> acknowledged = new ArrayList<>();
+        for (Instance i : all) {
+          for (String line : i.lines) {
+            assertThat(line).as("seed %d, %s: no accept fails", seed, i.role)
+                .doesNotStartWith("FAILED");
+            String[] f = line.split(" ");
+            if (f.length == 6 && f[0].equals("ACK") && f[5].equals("END")) {
+              acknowledged.add(CommandId.parse(f[1]));
+              longestAccept = Math.max(longestAccept, Long.parseLong(f[4]));
+            }
+          }
+        }
+        System.out.printf("seed %d: %d rounds, %d accepts acknowledged, longest accept %d ms, "
+            + "replayer acked a command accepted after a kill within %s ms%n", seed, ROUNDS,
+            acknowledged.size(), longestAccept, replayLags);
+        assertThat(longestAccept).as("seed %d: longest accept", seed).isLessThan(BOUND_MILLIS);
+
+        try (H2Database clientDb = H2Database.open(clientFile)) {
+          H2OutboxStore store = H2OutboxStore.create(clientDb);
+          Map<Status, Long> counts = store.countByStatus();
+          long stored = counts.values().stream().mapToLong(Long::longValue).sum();
+          assertThat(counts.get(Status.ACKED)).as("seed %d: %s", seed, counts).isEqualTo(stored);
+          for (CommandId id : acknowledged) {
+            assertThat(store.find(id)).as("seed %d: acknowledged %s", seed, id).isPresent();
+          }
+          assertThat(ConcurrentReplayProcessesTest.count(clientDb, "SELECT COUNT(*) FROM applied_answer"))
+              .as("seed %d: each answer applied once locally", seed).isEqualTo(stored);
+          assertThat(notes.totalEffects()).as("seed %d: effects at the server", seed)
+              .isEqualTo(stored);
+          assertThat(notes.keysAppliedMoreThanOnce()).isZero();
+          try (Connection c = clientDb.dataSource().getConnection();
+              PreparedStatement ps = c.prepareStatement("SELECT entity_key, payload "
+                  + "FROM outbox_command ORDER BY seq");
+              ResultSet rs = ps.executeQuery()) {
+            while (rs.next()) {
+              String payload = new String(rs.getBytes(2), java.nio.charset.StandardCharsets.UTF_8);
+              long seq = Long.parseLong(payload.replaceAll(".*\"seq\":(\\d+).*", "$1"));
+              seqsByEntity.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(seq);
+            }
+          }
+          for (Map.Entry<String, List<Long>> e : seqsByEntity.entrySet()) {
+            assertThat(notes.arrivalOrder(e.getKey()))
+                .as("seed %d: %s arrived in accept order", seed, e.getKey())
+                .isEqualTo(e.getValue());
+          }
+        }
+      }
+    }
+  }
+
+  private Instance start(String role, int incarnation, Path clientFile, IdempotentServer server)
+      throws Exception {
+    String name = role + "-" + incarnation;
+    ChildJvm child = role.equals("replay")
+        ? ChildJvm.start(SoakReplayChild.class, dir.resolve(name + ".err"),
+            clientFile.toString(), server.baseUrl(), name, "1500")
+        : ChildJvm.start(SoakAcceptChild.class, dir.resolve(name + ".err"),
+            clientFile.toString(), name, "20");
+    Instance instance = new Instance(role, child);
+    String first = child.nextLine(QUIET);
+    assertThat(first).as(child.stderrText()).isEqualTo("READY");
+    return instance;
+  }
+
+  private static long totalAcks(Map<String, Instance> running) {
+    long total = 0;
+    for (Instance i : running.values()) {
+      i.collect();
+      total += i.count("ACK");
+    }
+    return total;
+  }
+}

@@ -1,0 +1,49 @@
+package dev.outboxreplay.http;
+
+import dev.outboxreplay.Replayer;
+import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.h2.H2OutboxStore;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.time.Duration;
+import okhttp3.HttpUrl;
+
+/**
+ * The app instance that replays a shared outbox file, for {@link OutboxSoakTest}. Arguments:
+ * database file, receiver base URL, instance name, lease in milliseconds. Starts a replayer
+ * ({@link ReplayProcessChild#replayer}), prints {@code READY}, and {@code ACKED <commandId>}
+ * after each ack. A line {@code drain} on stdin makes it wait until no command is open, print
+ * {@code DRAINED <true|false>}, close and exit.
+ */
+public final class SoakReplayChild {
+  private SoakReplayChild() {}
+
+  public static void main(String[] args) throws Exception {
+    Path file = Path.of(args[0]);
+    HttpUrl url = HttpUrl.get(args[1]);
+    String owner = args[2];
+    Duration lease = Duration.ofMillis(Long.parseLong(args[3]));
+    try (H2Database db = H2Database.open(file);
+        Replayer<Connection> replayer = ReplayProcessChild.replayer(H2OutboxStore.create(db),
+            url, owner, lease, 1000, id -> {
+              System.out.println("ACKED " + id);
+              System.out.flush();
+            })) {
+      replayer.start();
+      System.out.println("READY");
+      System.out.flush();
+      BufferedReader in = new BufferedReader(
+          new InputStreamReader(System.in, StandardCharsets.UTF_8));
+      for (String line = in.readLine(); line != null; line = in.readLine()) {
+        if (line.equals("drain")) {
+          System.out.println("DRAINED " + replayer.awaitDrained(Duration.ofSeconds(120)));
+          System.out.flush();
+          break;
+        }
+      }
+    }
+  }
+}
