@@ -49,7 +49,9 @@ public final class IdempotencyRecords {
     try (Connection c = database.dataSource().getConnection();
         PreparedStatement ps = c.prepareStatement(
             "DELETE FROM server_idempotency WHERE status = 'started'")) {
-      return ps.executeUpdate();
+      int deleted = ps.executeUpdate();
+      database.afterCommit(c);
+      return deleted;
     }
   }
 
@@ -85,31 +87,40 @@ public final class IdempotencyRecords {
   public Optional<Record> start(String tenant, String key, String operation, byte[] hash,
       Instant now, Instant expiresAt) throws SQLException {
     try (Connection c = database.dataSource().getConnection()) {
-      Optional<Record> seen = find(c, tenant, key);
-      if (seen.isPresent()) {
-        return restartIfFailed(c, seen.get(), tenant, key, hash, now);
+      Optional<Record> standing = startIn(c, tenant, key, operation, hash, now, expiresAt);
+      if (standing.isEmpty()) {
+        database.afterCommit(c); // the key is ours: durable as the mode promises
       }
-      try (PreparedStatement ps = c.prepareStatement("INSERT INTO server_idempotency (tenant, "
-          + "idempotency_key, operation, payload_hash, status, created_at, updated_at, "
-          + "expires_at) VALUES (?, ?, ?, ?, 'started', ?, ?, ?)")) {
-        ps.setString(1, tenant);
-        ps.setString(2, key);
-        ps.setString(3, operation);
-        ps.setBytes(4, hash);
-        ps.setLong(5, now.toEpochMilli());
-        ps.setLong(6, now.toEpochMilli());
-        ps.setLong(7, expiresAt.toEpochMilli());
-        ps.executeUpdate();
-        return Optional.empty();
-      } catch (SQLException e) {
-        if (!"23505".equals(e.getSQLState())) {
-          throw e;
-        }
-      }
-      // A concurrent first request inserted it between our read and our insert.
-      Optional<Record> raced = find(c, tenant, key);
-      return raced.isPresent() ? restartIfFailed(c, raced.get(), tenant, key, hash, now) : raced;
+      return standing;
     }
+  }
+
+  private static Optional<Record> startIn(Connection c, String tenant, String key,
+      String operation, byte[] hash, Instant now, Instant expiresAt) throws SQLException {
+    Optional<Record> seen = find(c, tenant, key);
+    if (seen.isPresent()) {
+      return restartIfFailed(c, seen.get(), tenant, key, hash, now);
+    }
+    try (PreparedStatement ps = c.prepareStatement("INSERT INTO server_idempotency (tenant, "
+        + "idempotency_key, operation, payload_hash, status, created_at, updated_at, "
+        + "expires_at) VALUES (?, ?, ?, ?, 'started', ?, ?, ?)")) {
+      ps.setString(1, tenant);
+      ps.setString(2, key);
+      ps.setString(3, operation);
+      ps.setBytes(4, hash);
+      ps.setLong(5, now.toEpochMilli());
+      ps.setLong(6, now.toEpochMilli());
+      ps.setLong(7, expiresAt.toEpochMilli());
+      ps.executeUpdate();
+      return Optional.empty();
+    } catch (SQLException e) {
+      if (!"23505".equals(e.getSQLState())) {
+        throw e;
+      }
+    }
+    // A concurrent first request inserted it between our read and our insert.
+    Optional<Record> raced = find(c, tenant, key);
+    return raced.isPresent() ? restartIfFailed(c, raced.get(), tenant, key, hash, now) : raced;
   }
 
   /** A failed record with the same payload is taken over for a retry; others stand. */
@@ -162,6 +173,7 @@ public final class IdempotencyRecords {
       ps.setString(3, tenant);
       ps.setString(4, key);
       ps.executeUpdate();
+      database.afterCommit(c);
     }
   }
 
@@ -172,7 +184,9 @@ public final class IdempotencyRecords {
             + "WHERE expires_at < ? AND status <> 'started' LIMIT ?")) {
       ps.setLong(1, now.toEpochMilli());
       ps.setInt(2, batch);
-      return ps.executeUpdate();
+      int deleted = ps.executeUpdate();
+      database.afterCommit(c);
+      return deleted;
     }
   }
 
