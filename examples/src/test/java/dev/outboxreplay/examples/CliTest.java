@@ -202,6 +202,77 @@ class CliTest {
     assertThat(unusable.err()).contains("plain.txt");
   }
 
+  /**
+   * status, list and export change no byte and create no file (not even H2's lock file);
+   * every command refuses another application's H2 file without adding a table to it, and a
+   * damaged file without writing to it.
+   */
+  @Test
+  void readingCommandsWriteNothingAndNoCommandAdoptsAForeignOrDamagedFile() throws Exception {
+    assertThat(enqueue("n1", "{\"a\":1}").exit()).isZero();
+    Path file = dir.resolve("client.mv.db");
+    String before = sha256(file);
+    List<String> listing = listing();
+    for (String[] args : List.of(new String[] {"status", "--db", db},
+        new String[] {"list", "--db", db, "--status", "queued"},
+        new String[] {"export", "--db", db})) {
+      Run r = run(args);
+      assertThat(r.exit()).as("%s: %s", args[0], r.err()).isZero();
+      assertThat(sha256(file)).as("%s changed the file", args[0]).isEqualTo(before);
+      assertThat(listing()).as("%s left a file behind", args[0]).isEqualTo(listing);
+    }
+
+    Path other = dir.resolve("other-app");
+    try (H2Database app = H2Database.open(other);
+        java.sql.Connection c = app.dataSource().getConnection();
+        java.sql.Statement st = c.createStatement()) {
+      st.execute("CREATE TABLE note (id INT PRIMARY KEY)");
+    }
+    String otherBefore = sha256(dir.resolve("other-app.mv.db"));
+    for (String[] args : List.of(new String[] {"status", "--db", other.toString()},
+        new String[] {"list", "--db", other.toString(), "--status", "queued"},
+        new String[] {"export", "--db", other.toString()},
+        new String[] {"requeue", "--db", other.toString(), "--id",
+            "01a232a9-9236-76fa-a7df-440e95c08c08"},
+        new String[] {"replay", "--db", other.toString(), "--url", server.baseUrl()},
+        new String[] {"enqueue", "--db", other.toString(), "--operation", "note.put",
+            "--entity", "a", "--payload", "{}"})) {
+      Run r = run(args);
+      assertThat(r.exit()).as("%s on another application's file: %s", args[0], r.err())
+          .isEqualTo(2);
+      assertThat(r.err()).contains("holds no outbox").doesNotContain("\tat ");
+      assertThat(sha256(dir.resolve("other-app.mv.db"))).as("%s wrote to it", args[0])
+          .isEqualTo(otherBefore);
+    }
+
+    byte[] damaged = Files.readAllBytes(file);
+    java.util.Arrays.fill(damaged, damaged.length - 8192, damaged.length, (byte) 0);
+    Path broken = Files.write(dir.resolve("broken.mv.db"), damaged);
+    String brokenBefore = sha256(broken);
+    Path empty = Files.write(dir.resolve("empty.mv.db"), new byte[0]);
+    for (Path bad : List.of(broken, empty)) {
+      for (String command : List.of("status", "replay")) {
+        Run r = command.equals("status") ? run("status", "--db", bad.toString())
+            : run("replay", "--db", bad.toString(), "--url", server.baseUrl());
+        assertThat(r.exit()).as("%s on %s: %s", command, bad, r.err()).isEqualTo(2);
+        assertThat(r.err()).contains(bad.toString()).doesNotContain("\tat ");
+      }
+    }
+    assertThat(sha256(broken)).isEqualTo(brokenBefore);
+    assertThat(Files.size(empty)).isZero();
+  }
+
+  private List<String> listing() throws Exception {
+    try (java.util.stream.Stream<Path> files = Files.list(dir)) {
+      return files.map(p -> p.getFileName().toString()).sorted().toList();
+    }
+  }
+
+  private static String sha256(Path file) throws Exception {
+    return java.util.HexFormat.of().formatHex(java.security.MessageDigest
+        .getInstance("SHA-256").digest(Files.readAllBytes(file)));
+  }
+
   @Test
   void badInputGetsAClearMessageAndANonZeroExit() throws Exception {
     Run missing = run("status", "--db", dir.resolve("nope").toString());

@@ -4,6 +4,7 @@ import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.internal.EvictBrokenConnections;
+import dev.outboxreplay.h2.internal.FileCheck;
 import dev.outboxreplay.h2.internal.H2Errors;
 import dev.outboxreplay.h2.internal.LocalOnly;
 import dev.outboxreplay.h2.internal.PrivateFiles;
@@ -29,8 +30,10 @@ import javax.sql.DataSource;
  * relies on. The outbox store, the inbox store and the application's own tables may all live in
  * it, so that a local change and an outbox row commit in one transaction.
  *
- * <p>Opening never creates a fresh database in place of a file it cannot read: a locked,
- * corrupt or newer-format file fails with {@link OutboxStorageException} naming the file.
+ * <p>Opening never creates a fresh database in place of a file it cannot read, and never writes
+ * to a file it refuses: a 0-byte file, a locked, corrupt or newer-format file, and a damaged one
+ * that H2 would open at an older or empty state (its readable version is older than its store
+ * header records) fail with a non-retryable {@link OutboxStorageException} naming the file.
  *
  * <p>On a user's machine: nothing listens beyond loopback. In multi-process mode H2's sockets
  * (its server for the other processes and its socket file lock) bind to {@code 127.0.0.1}: this
@@ -54,6 +57,7 @@ public final class H2Database implements AutoCloseable {
 
   private final Path file;
   private final Durability durability;
+  private final boolean readOnly;
   private final HikariDataSource pool;
   private final List<Runnable> beforeClose = new CopyOnWriteArrayList<>();
   private final AtomicLong diskSyncs = new AtomicLong();
@@ -65,15 +69,19 @@ public final class H2Database implements AutoCloseable {
   private H2Database(Builder builder) {
     this.file = builder.file;
     this.durability = builder.durability;
+    this.readOnly = builder.readOnly;
     boolean existed = Files.exists(dataFile(file));
-    if (!builder.createIfMissing && !existed) {
-      throw new OutboxStorageException("no outbox database at " + dataFile(file)
-          + " (it is not created because createIfMissing is off)");
+    if ((!builder.createIfMissing || readOnly) && !existed) {
+      throw new OutboxStorageException("no outbox database at " + dataFile(file) + " (it is not "
+          + "created because " + (readOnly ? "it is opened read-only" : "createIfMissing is off")
+          + ")");
     }
     if (builder.multiProcess) {
       LocalOnly.requireLoopback(dataFile(file));
     }
-    if (!existed) {
+    if (existed) {
+      FileCheck.verifyBeforeOpen(dataFile(file)); // read-only: a refused file is not touched
+    } else {
       try {
         PrivateFiles.createParents(dataFile(file));
       } catch (IOException e) {
@@ -81,7 +89,10 @@ public final class H2Database implements AutoCloseable {
             + e, e);
       }
     }
-    this.pool = openPool(builder);
+    this.pool = openPool(builder, readOnly && !FileCheck.inUse(dataFile(file)));
+    if (readOnly) {
+      return; // nothing to set: nothing is written
+    }
     // The lock file is new on every open and holds the server's access key.
     PrivateFiles.restrictToOwner(lockFile(file));
     if (!existed) {
@@ -100,12 +111,12 @@ public final class H2Database implements AutoCloseable {
    * Opens the pool, retrying with back-off for up to {@link #OPEN_RACE_RETRY} while H2 reports
    * that another process is opening the same file at the same moment.
    */
-  private static HikariDataSource openPool(Builder b) {
+  private static HikariDataSource openPool(Builder b, boolean readOnlyFile) {
     long deadline = System.nanoTime() + OPEN_RACE_RETRY.toNanos();
     long backoffMillis = 20;
     while (true) {
       try {
-        return new HikariDataSource(poolConfig(b));
+        return new HikariDataSource(poolConfig(b, readOnlyFile));
       } catch (RuntimeException e) {
         OutboxStorageException failure = H2Errors.onOpen(dataFile(b.file), e);
         if (!failure.retryable() || System.nanoTime() - deadline > 0) {
@@ -122,11 +133,13 @@ public final class H2Database implements AutoCloseable {
     }
   }
 
-  private static HikariConfig poolConfig(Builder b) {
+  private static HikariConfig poolConfig(Builder b, boolean readOnlyFile) {
     HikariConfig config = new HikariConfig();
     config.setPoolName("outbox-h2:" + b.file.getFileName());
     // opening retries H2's lock-file races at a short pace, not at the pool's growing back-off
-    config.setDataSource(new RetryingOpenDataSource(jdbcUrl(b)));
+    config.setDataSource(new RetryingOpenDataSource(
+        readOnlyFile ? readOnlyUrl(b) : jdbcUrl(b)));
+    config.setReadOnly(b.readOnly);
     config.setMinimumIdle(1);
     config.setMaximumPoolSize(b.maxPoolSize);
     config.setInitializationFailTimeout(1);
@@ -192,7 +205,24 @@ public final class H2Database implements AutoCloseable {
    *     {@code steps} knows, or a step fails
    */
   public int migrate(String component, List<Migration> steps) {
+    if (readOnly) {
+      throw new OutboxStorageException("cannot migrate " + component + " tables in " + file()
+          + ": the database is opened read-only");
+    }
     return SchemaMigrator.migrate(pool, file(), component, steps, java.time.Clock.systemUTC());
+  }
+
+  /**
+   * The schema version of {@code component} recorded in the file's history table, 0 when the
+   * file holds none (no history table, or no step of that component). Reads only.
+   */
+  public int installedVersion(String component) {
+    return SchemaMigrator.installedVersion(pool, file(), component);
+  }
+
+  /** Whether this database was opened {@linkplain Builder#readOnly(boolean) read-only}. */
+  public boolean readOnly() {
+    return readOnly;
   }
 
   /** Called by stores after each of their own commits; syncs in power-loss mode only. */
@@ -235,6 +265,14 @@ public final class H2Database implements AutoCloseable {
     return base.resolveSibling(base.getFileName() + ".lock.db");
   }
 
+  /**
+   * A file no other process has open, opened for reading only: H2 writes nothing to it and creates
+   * no lock file (and so serves it to no one: other processes cannot open it meanwhile).
+   */
+  private static String readOnlyUrl(Builder b) {
+    return "jdbc:h2:file:" + b.file + ";ACCESS_MODE_DATA=r;TRACE_LEVEL_FILE=0;IFEXISTS=TRUE";
+  }
+
   private static String jdbcUrl(Builder b) {
     StringBuilder url = new StringBuilder("jdbc:h2:file:").append(b.file)
         .append(";WRITE_DELAY=0")
@@ -259,6 +297,7 @@ public final class H2Database implements AutoCloseable {
     private Durability durability = Durability.PROCESS_CRASH_SAFE;
     private boolean multiProcess = true;
     private boolean createIfMissing = true;
+    private boolean readOnly;
     private int maxPoolSize = DEFAULT_MAX_POOL_SIZE;
     private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
 
@@ -295,6 +334,18 @@ public final class H2Database implements AutoCloseable {
      */
     public Builder multiProcess(boolean multiProcess) {
       this.multiProcess = multiProcess;
+      return this;
+    }
+
+    /**
+     * Opens an existing file for reading only: nothing is created, migrated or written, not even
+     * H2's lock file or store header. When another process has the file open, it is read through
+     * that process (multi-process mode; that process keeps writing, this one only reads). While a
+     * read-only open holds a file no one else had open, other processes cannot open it. Stores
+     * must be opened with their {@code openExisting} method. Default false.
+     */
+    public Builder readOnly(boolean readOnly) {
+      this.readOnly = readOnly;
       return this;
     }
 

@@ -67,6 +67,37 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
     return store;
   }
 
+  /**
+   * Opens the outbox that {@code database} already holds, and never adds one to a file that has
+   * none (such as another application's H2 file). On a writable database an older outbox layout
+   * is upgraded; on a {@linkplain H2Database#readOnly() read-only} one nothing is written, so the
+   * layout must be this release's.
+   *
+   * @throws OutboxStorageException (not retryable) naming the file when it holds no outbox, or
+   *     one this release cannot use as it is
+   */
+  public static H2OutboxStore openExisting(H2Database database) {
+    Objects.requireNonNull(database, "database == null");
+    int installed = database.installedVersion(OutboxSchema.COMPONENT);
+    int latest = OutboxSchema.MIGRATIONS.get(OutboxSchema.MIGRATIONS.size() - 1).version();
+    if (installed == 0) {
+      throw new OutboxStorageException("cannot open outbox database " + database.file()
+          + ": it holds no outbox (no outbox tables); nothing was added to it");
+    }
+    if (!database.readOnly()) {
+      return create(database);
+    }
+    if (installed != latest) {
+      throw new OutboxStorageException("cannot read outbox database " + database.file()
+          + " read-only: its outbox layout is version " + installed + ", this release reads "
+          + "version " + latest + (installed < latest ? " (open it once for writing, for "
+          + "example with outbox replay, to upgrade it)" : " (upgrade the library)"));
+    }
+    H2OutboxStore store = new H2OutboxStore(database);
+    database.beforeClose(store::close);
+    return store;
+  }
+
   /** The database this store writes to. */
   public H2Database database() {
     return database;

@@ -54,6 +54,16 @@ final class EnqueueCommand implements Callable<Integer> {
       description = "JSON lines: {\"operation\":..., \"entity\":..., \"payload\":{...}}")
   Path from;
 
+  private ExistingOutboxFile.Opened created() {
+    H2Database database = H2Database.open(db);
+    try {
+      return new ExistingOutboxFile.Opened(database, H2OutboxStore.create(database));
+    } catch (RuntimeException e) {
+      database.close();
+      throw e;
+    }
+  }
+
   private static final Pattern INDEXED_FIELD = Pattern.compile("commands\\[(\\d+)\\]\\.(.+)");
   /** The line of each command read from {@code --from}. */
   private final List<Integer> lineNumbers = new ArrayList<>();
@@ -71,7 +81,7 @@ final class EnqueueCommand implements Callable<Integer> {
           : db.resolveSibling(db.getFileName() + ".mv.db");
       boolean existed = Files.exists(dataFile);
       try {
-        return enqueue(commands);
+        return enqueue(commands, existed);
       } catch (Cli.Failure | OutboxStorageException refused) {
         if (!existed && Files.exists(dataFile)) {
           Files.delete(dataFile); // a refused enqueue leaves no new file behind
@@ -81,9 +91,11 @@ final class EnqueueCommand implements Callable<Integer> {
     });
   }
 
-  private int enqueue(List<OutboxCommand> commands) {
-    try (H2Database database = H2Database.open(db)) {
-      Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(database)).build();
+  /** Accepts into a new file, or into an existing one only if it already holds an outbox. */
+  private int enqueue(List<OutboxCommand> commands, boolean existed) {
+    try (ExistingOutboxFile.Opened opened = existed
+        ? ExistingOutboxFile.openExistingForWriting(db) : created()) {
+      Outbox<Connection> outbox = Outbox.builder(opened.store()).build();
       List<OutboxRecord> accepted;
       try {
         accepted = outbox.acceptAll(commands);

@@ -2,6 +2,7 @@ package dev.outboxreplay.examples.cli;
 
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.h2.H2OutboxStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import picocli.CommandLine.Option;
@@ -11,8 +12,30 @@ final class ExistingOutboxFile {
   @Option(names = "--db", required = true, description = "Outbox database file.")
   Path db;
 
-  /** Opens the file; never creates one. Exit code 2 when it is missing or unreadable. */
-  H2Database open() {
+  /**
+   * Opens the file for reading only (status, list, export): nothing is created, migrated or
+   * written. Exit code 2 when it is missing, unreadable, damaged or holds no outbox.
+   */
+  Opened openReadOnly() {
+    return open(db, true);
+  }
+
+  /**
+   * Opens the file for writing (replay, requeue), after a read-only look that it holds an outbox,
+   * so that a file that does not (another application's) is refused without a byte written.
+   */
+  Opened openForWriting() {
+    openReadOnly().close();
+    return open(db, false);
+  }
+
+  /** Opens an existing outbox file at {@code db} for writing, after the same read-only look. */
+  static Opened openExistingForWriting(Path db) {
+    open(db, true).close();
+    return open(db, false);
+  }
+
+  private static Opened open(Path db, boolean readOnly) {
     Path file = db.getFileName().toString().endsWith(".mv.db") ? db
         : db.resolveSibling(db.getFileName() + ".mv.db");
     if (!Files.exists(file)) {
@@ -21,10 +44,25 @@ final class ExistingOutboxFile {
     if (!Files.isReadable(file)) {
       throw new Cli.Failure(Cli.BAD_INPUT, "cannot read " + file);
     }
+    H2Database database;
     try {
-      return H2Database.builder().file(db).createIfMissing(false).build();
+      database = H2Database.builder().file(db).createIfMissing(false).readOnly(readOnly).build();
     } catch (OutboxStorageException e) {
       throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage());
+    }
+    try {
+      return new Opened(database, H2OutboxStore.openExisting(database));
+    } catch (OutboxStorageException e) {
+      database.close();
+      throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage());
+    }
+  }
+
+  /** An open outbox file and its store; closing closes the file. */
+  record Opened(H2Database database, H2OutboxStore store) implements AutoCloseable {
+    @Override
+    public void close() {
+      database.close();
     }
   }
 }

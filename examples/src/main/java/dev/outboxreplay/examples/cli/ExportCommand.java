@@ -5,7 +5,6 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.OutboxStore;
 import dev.outboxreplay.Status;
-import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import java.io.PrintWriter;
 import java.util.concurrent.Callable;
@@ -24,8 +23,8 @@ final class ExportCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
-      try (H2Database database = outboxFile.open()) {
-        H2OutboxStore store = H2OutboxStore.create(database);
+      try (ExistingOutboxFile.Opened opened = outboxFile.openReadOnly()) {
+        H2OutboxStore store = opened.store();
         PrintWriter out = spec.commandLine().getOut();
         for (Status status : Status.values()) {
           for (OutboxRecord r : store.list(status, Integer.MAX_VALUE)) {

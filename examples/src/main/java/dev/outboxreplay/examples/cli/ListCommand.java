@@ -3,7 +3,6 @@ package dev.outboxreplay.examples.cli;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.OutboxStore;
 import dev.outboxreplay.Status;
-import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import java.io.PrintWriter;
 import java.util.List;
@@ -37,9 +36,9 @@ final class ListCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
       Status wanted = Cli.status(status);
-      try (H2Database database = outboxFile.open()) {
+      try (ExistingOutboxFile.Opened opened = outboxFile.openReadOnly()) {
         PrintWriter out = spec.commandLine().getOut();
-        H2OutboxStore store = H2OutboxStore.create(database);
+        H2OutboxStore store = opened.store();
         for (OutboxRecord r : store.list(wanted, limit)) {
           List<OutboxStore.AuditEntry> trail = store.auditTrail(r.commandId());
           String reason = trail.isEmpty() ? "accepted"

@@ -7,7 +7,6 @@ import dev.outboxreplay.Reason;
 import dev.outboxreplay.Replayer;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.TransportResult.Kind;
-import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import dev.outboxreplay.http.OkHttpClients;
 import dev.outboxreplay.http.OkHttpTransport;
@@ -97,8 +96,8 @@ final class ReplayCommand implements Callable<Integer> {
       for (String rule : classify) {
         classify(transport, rule);
       }
-      try (H2Database database = outboxFile.open()) {
-        H2OutboxStore store = H2OutboxStore.create(database);
+      try (ExistingOutboxFile.Opened opened = outboxFile.openForWriting()) {
+        H2OutboxStore store = opened.store();
         if (!reachable(base)) {
           return finish(store.countByStatus(), new AtomicInteger(), new AtomicInteger(),
               Cli.UNREACHABLE);

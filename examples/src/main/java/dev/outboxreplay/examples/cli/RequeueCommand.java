@@ -2,7 +2,6 @@ package dev.outboxreplay.examples.cli;
 
 import dev.outboxreplay.CommandId;
 import dev.outboxreplay.OutboxRecord;
-import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import java.time.Instant;
 import java.util.NoSuchElementException;
@@ -41,8 +40,8 @@ final class RequeueCommand implements Callable<Integer> {
       } catch (IllegalArgumentException e) {
         throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage());
       }
-      try (H2Database database = outboxFile.open()) {
-        H2OutboxStore store = H2OutboxStore.create(database);
+      try (ExistingOutboxFile.Opened opened = outboxFile.openForWriting()) {
+        H2OutboxStore store = opened.store();
         OutboxRecord requeued;
         try {
           Optional<OutboxRecord> later = store.firstAckedAfter(commandId);

@@ -33,8 +33,9 @@ final class StatusCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
-      try (H2Database database = outboxFile.open()) {
-        H2OutboxStore store = H2OutboxStore.create(database);
+      try (ExistingOutboxFile.Opened opened = outboxFile.openReadOnly()) {
+        H2Database database = opened.database();
+        H2OutboxStore store = opened.store();
         Map<Status, Long> counts = store.countByStatus();
         // Aggregates over the documented layout (docs/table-layout.md): no row is loaded.
         long oldest = aggregate(database, "SELECT COALESCE(MIN(created_at), -1) "

@@ -58,6 +58,26 @@ public final class SchemaMigrator {
     }
   }
 
+  /**
+   * The version of {@code component} the file records, 0 when it has no history table or no step
+   * of that component. Reads only.
+   */
+  public static int installedVersion(DataSource dataSource, Path file, String component) {
+    try (Connection c = dataSource.getConnection();
+        PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM INFORMATION_SCHEMA.TABLES "
+            + "WHERE TABLE_SCHEMA = 'PUBLIC' AND TABLE_NAME = 'OUTBOX_SCHEMA_HISTORY'")) {
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        if (rs.getInt(1) == 0) {
+          return 0;
+        }
+      }
+      return currentVersion(c, component);
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(file, "reading the schema version of " + component, e);
+    }
+  }
+
   private static int currentVersion(Connection c, String component) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
         "SELECT COALESCE(MAX(version), 0) FROM outbox_schema_history WHERE component = ?")) {

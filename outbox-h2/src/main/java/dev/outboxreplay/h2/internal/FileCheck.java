@@ -1,0 +1,124 @@
+package dev.outboxreplay.h2.internal;
+
+import dev.outboxreplay.OutboxStorageException;
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Map;
+import org.h2.mvstore.DataUtils;
+import org.h2.mvstore.MVStore;
+import org.h2.mvstore.MVStoreException;
+
+/**
+ * Looks at an existing database file, read-only, before H2 opens it for writing. H2 opens a file
+ * whose newest chunk is damaged at the newest chunk it can still read, which may be an older
+ * state or, when every chunk header is damaged, an empty database, and then writes to it: the
+ * commands in the lost chunks are gone for good. This check refuses such a file instead, and
+ * writes nothing to any file it refuses:
+ *
+ * <ul>
+ *   <li>a 0-byte file (not an H2 database);
+ *   <li>a file H2 cannot read at all (corrupt store header, not an H2 file);
+ *   <li>a file whose readable state is older than the version its own store header records.
+ *       H2 writes the store header only after the chunk it names is written, so a process kill
+ *       never leaves a header newer than what the file holds: an older readable state means
+ *       damage, not a crash.
+ * </ul>
+ *
+ * A file another process (or this one) has open is not checked here: whoever opened it first
+ * checked it. Damage inside a data page that the headers do not show is found when the page is
+ * read, as a fatal {@link OutboxStorageException}.
+ */
+public final class FileCheck {
+  private static final String RECOVERY = "it was left untouched; restore it from a backup, or "
+      + "extract what H2 can still read with org.h2.tools.Recover (see docs/operations.md, "
+      + "\"A damaged file\"), then move it away";
+
+  private FileCheck() {}
+
+  /**
+   * Checks {@code file} (an existing {@code .mv.db}) without writing to it.
+   *
+   * @throws OutboxStorageException (not retryable) naming the file when it must not be opened
+   */
+  public static void verifyBeforeOpen(Path file) {
+    long size;
+    try {
+      size = Files.size(file);
+    } catch (IOException e) {
+      throw new OutboxStorageException("cannot open database file " + file + ": " + e, e);
+    }
+    if (size == 0) {
+      throw new OutboxStorageException("cannot open database file " + file
+          + ": it is empty (0 bytes), so it is not an H2 database; it was left untouched (move "
+          + "it away to start a new one)");
+    }
+    if (inUse(file)) {
+      return;
+    }
+    MVStore store;
+    try {
+      store = new MVStore.Builder().fileName(file.toString()).readOnly().open();
+    } catch (MVStoreException e) {
+      if (e.getErrorCode() == DataUtils.ERROR_FILE_LOCKED) {
+        return; // opened by another process between our look and H2's
+      }
+      throw new OutboxStorageException("cannot open database file " + file
+          + ": H2 cannot read it (" + firstLine(e.getMessage()) + "); " + RECOVERY, e);
+    } catch (RuntimeException e) {
+      throw new OutboxStorageException("cannot open database file " + file
+          + ": it is not a readable H2 database (" + e + "); " + RECOVERY, e);
+    }
+    try (store) {
+      long recorded = headerVersion(store.getStoreHeader());
+      long readable = store.getCurrentVersion();
+      if (readable < recorded) {
+        throw new OutboxStorageException("cannot open database file " + file
+            + ": it is damaged: H2 can read only version " + readable + " of it, older than "
+            + "version " + recorded + " that its store header records" + (readable == 0
+            ? " (it would open as an empty database)" : " (recent commits would be lost)")
+            + "; " + RECOVERY);
+      }
+    }
+  }
+
+  /** True when another process (or this one) holds the file open: it has a lock on it. */
+  public static boolean inUse(Path file) {
+    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+      FileLock lock = channel.tryLock(0L, Long.MAX_VALUE, true);
+      if (lock == null) {
+        return true;
+      }
+      lock.release();
+      return false;
+    } catch (OverlappingFileLockException e) {
+      return true;
+    } catch (IOException e) {
+      return false; // let H2 report what is wrong with the file
+    }
+  }
+
+  private static long headerVersion(Map<String, Object> header) {
+    Object version = header.get("version");
+    if (version instanceof Number n) {
+      return n.longValue();
+    }
+    try {
+      return version == null ? 0 : Long.parseLong(version.toString(), 16);
+    } catch (NumberFormatException e) {
+      return 0;
+    }
+  }
+
+  private static String firstLine(String message) {
+    if (message == null) {
+      return "no detail";
+    }
+    int newline = message.indexOf('\n');
+    return newline < 0 ? message : message.substring(0, newline);
+  }
+}
