@@ -170,8 +170,9 @@ public final class IdempotentServer implements AutoCloseable {
         process(exchange, path);
       }
     } catch (SQLException | RuntimeException e) {
-      LOG.error("request failed", e);
-      Exchanges.problem(exchange, 500, "Internal Server Error", e.toString());
+      LOG.error("request failed: {}", withoutMessage(e)); // a message may quote the request
+      Exchanges.problem(exchange, 500, "Internal Server Error",
+          "the request failed inside the receiver; retry with the same key");
     }
   }
 
@@ -179,12 +180,12 @@ public final class IdempotentServer implements AutoCloseable {
     String operation = path.length() > 1 ? path.substring(1) : "";
     OperationHandler handler = handlers.get(operation);
     if (handler == null) {
-      Exchanges.problem(exchange, 404, "Not Found", "no operation at " + path);
+      Exchanges.problem(exchange, 404, "Not Found", "no such operation");
       return;
     }
     if (!exchange.getRequestMethod().equals("POST")) {
       exchange.getResponseHeaders().set("Allow", "POST");
-      Exchanges.problem(exchange, 405, "Method Not Allowed", operation + " takes POST");
+      Exchanges.problem(exchange, 405, "Method Not Allowed", "operations take POST");
       return;
     }
     String tenant = tenantOf(exchange);
@@ -236,8 +237,12 @@ public final class IdempotentServer implements AutoCloseable {
         database.afterCommit(tx);
       } catch (Exception e) {
         tx.rollback();
-        records.fail(tenant, key, e.toString(), clock.instant());
-        LOG.warn("handler for {} failed; nothing committed, the key may be retried", operation, e);
+        // Stored, answered by reconciliation and logged: the class only. An exception's message
+        // may quote the request body (a parser's error does), which is the client's data.
+        records.fail(tenant, key, "handler_failed:" + e.getClass().getSimpleName(),
+            clock.instant());
+        LOG.warn("handler for {} failed; nothing committed, the key may be retried: {}",
+            operation, withoutMessage(e));
         Exchanges.problem(exchange, 500, "Internal Server Error",
             "the operation failed and took no effect; retry with the same key");
         return;
@@ -302,6 +307,25 @@ public final class IdempotentServer implements AutoCloseable {
         Map.of());
   }
 
+  /**
+   * An exception for the log without its message, which may quote request bytes: its class and
+   * where it was thrown, for each cause.
+   */
+  static String withoutMessage(Throwable e) {
+    StringBuilder out = new StringBuilder();
+    for (Throwable t = e; t != null; t = t.getCause() == t ? null : t.getCause()) {
+      if (out.length() > 0) {
+        out.append(" <- caused by ");
+      }
+      out.append(t.getClass().getName());
+      StackTraceElement[] frames = t.getStackTrace();
+      if (frames.length > 0) {
+        out.append(" at ").append(frames[0]);
+      }
+    }
+    return out.toString();
+  }
+
   /** The tenant header, validated; null after answering 400. */
   private static String tenantOf(HttpExchange exchange) throws IOException {
     String tenant = exchange.getRequestHeaders().getFirst(HttpContract.TENANT);
@@ -327,8 +351,8 @@ public final class IdempotentServer implements AutoCloseable {
     try {
       return new IdempotencyKey(HttpContract.parseStructuredString(header)).value();
     } catch (IllegalArgumentException e) {
-      Exchanges.problem(exchange, 400, "Bad Request", "malformed Idempotency-Key: "
-          + e.getMessage());
+      Exchanges.problem(exchange, 400, "Bad Request", "malformed Idempotency-Key: it must be an "
+          + "RFC 8941 string (in double quotes) of 1-255 visible ASCII characters");
       return null;
     }
   }

@@ -226,13 +226,66 @@ class IdempotentServerTest {
     assertThat(reconcile("k1", "tenant-c").path("status").asText()).isEqualTo("not_seen");
   }
 
+  /**
+   * A handler that fails with a message quoting the request body (as a parser's error does): the
+   * answer, the reconciliation answer and the server's log carry none of the body's bytes; neither
+   * do the answers to a malformed key, an unknown operation or a wrong method that carry them.
+   */
+  @Test
+  void theReceiverNeverEchoesRequestBytes() throws Exception {
+    String marker = "SECRET-7f3a";
+    java.io.ByteArrayOutputStream log = new java.io.ByteArrayOutputStream();
+    java.io.PrintStream stderr = System.err;
+    List<String> answers = new java.util.ArrayList<>();
+    try (IdempotentServer echoing = IdempotentServer.builder().database(db).clock(clock)
+        .handler("parse", (tx, request) -> {
+          throw new IllegalArgumentException("cannot parse "
+              + new String(request.body(), java.nio.charset.StandardCharsets.UTF_8));
+        }).start()) {
+      System.setErr(new java.io.PrintStream(log, true));
+      HttpResponse<String> failed = client.send(HttpRequest.newBuilder(
+              URI.create(echoing.baseUrl() + "/parse"))
+          .header(HttpContract.IDEMPOTENCY_KEY, "\"k-echo\"").timeout(Duration.ofSeconds(30))
+          .POST(HttpRequest.BodyPublishers.ofString("{\"card\":\"" + marker + "\"}")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(failed.statusCode()).isEqualTo(500);
+      answers.add(failed.body());
+      HttpResponse<String> reconciled = client.send(HttpRequest.newBuilder(
+              URI.create(echoing.baseUrl() + HttpContract.RECONCILE_PATH))
+          .header(HttpContract.IDEMPOTENCY_KEY, "\"k-echo\"").GET().build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(reconciled.body()).contains("handler_failed:IllegalArgumentException");
+      answers.add(reconciled.body());
+      HttpResponse<String> badKey = client.send(HttpRequest.newBuilder(
+              URI.create(echoing.baseUrl() + "/parse"))
+          .header(HttpContract.IDEMPOTENCY_KEY, marker).POST(
+              HttpRequest.BodyPublishers.ofString("{}")).build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(badKey.statusCode()).isEqualTo(400);
+      answers.add(badKey.body());
+      HttpResponse<String> unknown = client.send(HttpRequest.newBuilder(
+              URI.create(echoing.baseUrl() + "/" + marker)).GET().build(),
+          HttpResponse.BodyHandlers.ofString());
+      assertThat(unknown.statusCode()).isEqualTo(404);
+      answers.add(unknown.body());
+    } finally {
+      System.setErr(stderr);
+    }
+    assertThat(log.toString(java.nio.charset.StandardCharsets.UTF_8))
+        .as("the log names the failure").contains("IllegalArgumentException")
+        .doesNotContain(marker);
+    assertThat(answers).allSatisfy(answer -> assertThat(answer).doesNotContain(marker));
+  }
+
   @Test
   void aFailedHandlerTakesNoEffectIsReportedFailedAndMayBeRetried() throws Exception {
     HttpResponse<String> failed = post("/flaky", "\"k1\"", null, note("n", 1));
     assertThat(failed.statusCode()).isEqualTo(500);
     JsonNode status = reconcile("k1", null);
     assertThat(status.path("status").asText()).isEqualTo("failed");
-    assertThat(status.path("error").asText()).contains("downstream unavailable");
+    assertThat(status.path("error").asText())
+        .as("a stable code, never the exception's message")
+        .isEqualTo("handler_failed:IllegalStateException");
     assertThat(notes.totalEffects()).isZero();
     HttpResponse<String> retried = post("/flaky", "\"k1\"", null, note("n", 1));
     assertThat(retried.statusCode()).isEqualTo(201);
