@@ -203,6 +203,39 @@ class CliTest {
   }
 
   /**
+   * A receiver that takes the tenant from bearer tokens: replay sends the token read from
+   * {@code --token-file} with commands and reconciliation lookups, and gets every command acked;
+   * serve refuses a malformed tokens file by line number without printing the line.
+   */
+  @Test
+  void replaySendsTheTokenFromAFileToAReceiverThatAuthenticates() throws Exception {
+    try (H2Database authedDb = H2Database.open(dir.resolve("authed-server"));
+        IdempotentServer authed = IdempotentServer.builder().database(authedDb)
+            .handler(NotesApplication.OPERATION, new NotesApplication(authedDb).handler())
+            .tenants(dev.outboxreplay.server.TenantResolver.bearerTokens(
+                java.util.Map.of("tok-3f9c", "shop-1")))
+            .faults(request -> FaultPlan.Fault.dropResponseAfterCommit()).start()) {
+      enqueue("n1", "{\"a\":1}");
+      enqueue("n2", "{\"a\":2}");
+      Path tokenFile = Files.writeString(dir.resolve("token"), "tok-3f9c\n");
+      Run replay = run("replay", "--db", db, "--url", authed.baseUrl(), "--tenant", "shop-1",
+          "--token-file", tokenFile.toString(), "--until-drained", "--timeout", "30s");
+      assertThat(replay.exit()).as(replay.err()).isZero();
+      assertThat(count("acked")).as("every answer was lost; reconciliation with the token "
+          + "found them committed").isEqualTo(2);
+      Run missing = run("replay", "--db", db, "--url", authed.baseUrl(), "--token-file",
+          dir.resolve("no-such-token").toString());
+      assertThat(missing.exit()).isEqualTo(2);
+      assertThat(missing.err()).contains("cannot read --token-file");
+    }
+    Path badTokens = Files.writeString(dir.resolve("tokens"), "# token tenant\nsecret-x\n");
+    Run serve = run("serve", "--db", dir.resolve("serve-db").toString(), "--tokens",
+        badTokens.toString());
+    assertThat(serve.exit()).isEqualTo(2);
+    assertThat(serve.err()).contains("line 2").doesNotContain("secret-x");
+  }
+
+  /**
    * status, list and export change no byte and create no file (not even H2's lock file);
    * every command refuses another application's H2 file without adding a table to it, and a
    * damaged file without writing to it.

@@ -146,7 +146,8 @@ public final class OkHttpTransport implements Transport {
       return Optional.empty();
     }
     try {
-      return Optional.of(reconciliation.reconcile(command.idempotencyKey(), session.tenant()));
+      return Optional.of(reconciliation.reconcile(command.idempotencyKey(), session.tenant(),
+          session.credentials()));
     } catch (ReconciliationClient.UnsupportedException e) {
       if (reconciliationAvailable.compareAndSet(true, false)) {
         LOG.info("the receiver has no reconciliation endpoint ({}); commands whose outcome is "

@@ -47,10 +47,22 @@ public final class ReconciliationClient {
    * @throws IOException when the receiver cannot be reached or answers another status
    */
   public Reconciliation reconcile(IdempotencyKey key, String tenant) throws IOException {
+    return reconcile(key, tenant, null);
+  }
+
+  /**
+   * The same, with the session's bearer {@code credentials} (null for none), which a receiver
+   * that derives the tenant from credentials needs on the lookup as on the command.
+   */
+  public Reconciliation reconcile(IdempotencyKey key, String tenant, String credentials)
+      throws IOException {
     Request.Builder request = new Request.Builder().url(endpoint).get()
         .header(HttpContract.IDEMPOTENCY_KEY, HttpContract.toStructuredString(key.value()));
     if (tenant != null) {
       request.header(HttpContract.TENANT, tenant);
+    }
+    if (credentials != null) {
+      request.header("Authorization", "Bearer " + credentials);
     }
     try (Response response = client.newCall(request.build()).execute()) {
       ResponseBody body = response.body();

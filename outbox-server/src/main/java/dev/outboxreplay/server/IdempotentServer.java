@@ -68,6 +68,7 @@ public final class IdempotentServer implements AutoCloseable {
   private final Duration retention;
   private final int maxBodyBytes;
   private final FaultPlan faults;
+  private final TenantResolver tenants;
   private final HttpServer http;
   private final ExecutorService workers;
   private final ScheduledExecutorService pruner;
@@ -79,6 +80,7 @@ public final class IdempotentServer implements AutoCloseable {
     this.retention = b.retention;
     this.maxBodyBytes = b.maxBodyBytes;
     this.faults = b.faults;
+    this.tenants = b.tenants;
     database.migrate(IdempotencyRecords.COMPONENT, IdempotencyRecords.MIGRATIONS);
     this.records = new IdempotencyRecords(database);
     try {
@@ -189,9 +191,9 @@ public final class IdempotentServer implements AutoCloseable {
       return;
     }
     String tenant = tenantOf(exchange);
-    String key = keyOf(exchange);
-    if (tenant == null || key == null) {
-      return;
+    String key = tenant == null ? null : keyOf(exchange);
+    if (key == null) {
+      return; // answered
     }
     byte[] body = Exchanges.readBody(exchange, maxBodyBytes);
     if (body == null) {
@@ -281,9 +283,9 @@ public final class IdempotentServer implements AutoCloseable {
       return;
     }
     String tenant = tenantOf(exchange);
-    String key = keyOf(exchange);
-    if (tenant == null || key == null) {
-      return;
+    String key = tenant == null ? null : keyOf(exchange);
+    if (key == null) {
+      return; // answered
     }
     Optional<Record> found = records.find(tenant, key);
     ObjectNode answer = Exchanges.JSON.createObjectNode();
@@ -326,19 +328,38 @@ public final class IdempotentServer implements AutoCloseable {
     return out.toString();
   }
 
-  /** The tenant header, validated; null after answering 400. */
-  private static String tenantOf(HttpExchange exchange) throws IOException {
-    String tenant = exchange.getRequestHeaders().getFirst(HttpContract.TENANT);
-    if (tenant == null) {
-      return HttpContract.DEFAULT_TENANT;
-    }
-    if (tenant.isBlank() || tenant.length() > 100
-        || !tenant.chars().allMatch(c -> c > 0x20 && c < 0x7f)) {
+  /**
+   * The request's tenant: from the {@link TenantResolver}; null after answering 400 (malformed
+   * tenant header), 401 (no or unknown credentials) or 403 (a tenant header naming another
+   * tenant than the credentials).
+   */
+  private String tenantOf(HttpExchange exchange) throws IOException {
+    String declared = exchange.getRequestHeaders().getFirst(HttpContract.TENANT);
+    if (declared != null && !validTenant(declared)) {
       Exchanges.problem(exchange, 400, "Bad Request",
           HttpContract.TENANT + " must be 1-100 visible ASCII characters");
       return null;
     }
-    return tenant;
+    Optional<String> tenant = tenants.tenantOf(exchange.getRequestHeaders()::getFirst);
+    if (tenant.isEmpty()) {
+      exchange.getResponseHeaders().set("WWW-Authenticate", "Bearer");
+      Exchanges.problem(exchange, 401, "Unauthorized", "credentials are missing or not known");
+      return null;
+    }
+    if (!validTenant(tenant.get())) {
+      throw new IllegalStateException("the TenantResolver returned a malformed tenant");
+    }
+    if (declared != null && !declared.equals(tenant.get())) {
+      Exchanges.problem(exchange, 403, "Forbidden",
+          HttpContract.TENANT + " names another tenant than the credentials");
+      return null;
+    }
+    return tenant.get();
+  }
+
+  private static boolean validTenant(String tenant) {
+    return !tenant.isBlank() && tenant.length() <= 100
+        && tenant.chars().allMatch(c -> c > 0x20 && c < 0x7f);
   }
 
   /** The parsed Idempotency-Key; null after answering 400. */
@@ -376,6 +397,7 @@ public final class IdempotentServer implements AutoCloseable {
     private Duration pruneInterval = Duration.ofMinutes(1);
     private int maxBodyBytes = DEFAULT_MAX_BODY_BYTES;
     private FaultPlan faults = FaultPlan.NONE;
+    private TenantResolver tenants = TenantResolver.TENANT_HEADER_UNAUTHENTICATED;
 
     private Builder() {}
 
@@ -434,6 +456,17 @@ public final class IdempotentServer implements AutoCloseable {
     }
 
     /** Faults to inject (tests, demo). Default {@link FaultPlan#NONE}. */
+    /**
+     * Which tenant a request acts for. Default {@link
+     * TenantResolver#TENANT_HEADER_UNAUTHENTICATED}: the client's {@code Outbox-Tenant} header,
+     * not authenticated. Production receivers derive it from the request's credentials, for
+     * example {@link TenantResolver#bearerTokens}.
+     */
+    public Builder tenants(TenantResolver tenants) {
+      this.tenants = Objects.requireNonNull(tenants, "tenants == null");
+      return this;
+    }
+
     public Builder faults(FaultPlan faults) {
       this.faults = Objects.requireNonNull(faults, "faults == null");
       return this;

@@ -227,6 +227,54 @@ class IdempotentServerTest {
   }
 
   /**
+   * With bearer tokens the tenant comes from the credentials: no or an unknown token is 401 with
+   * no effect, a tenant header naming another tenant is 403, and reconciliation needs the token
+   * too. Without a resolver the header is trusted, which docs/security.md says.
+   */
+  @Test
+  void withBearerTokensTheTenantComesFromTheCredentialsNotTheHeader() throws Exception {
+    try (IdempotentServer authed = IdempotentServer.builder().database(db).clock(clock)
+        .handler(NotesApplication.OPERATION, notes.handler())
+        .tenants(TenantResolver.bearerTokens(java.util.Map.of("token-a", "tenant-a"))).start()) {
+      java.util.function.BiFunction<String, String, HttpResponse<String>> put = (token, tenant) -> {
+        HttpRequest.Builder r = HttpRequest.newBuilder(
+                URI.create(authed.baseUrl() + "/" + NotesApplication.OPERATION))
+            .header(HttpContract.IDEMPOTENCY_KEY, "\"k-auth\"").timeout(Duration.ofSeconds(30))
+            .POST(HttpRequest.BodyPublishers.ofString(note("n", 1)));
+        if (token != null) {
+          r.header("Authorization", "Bearer " + token);
+        }
+        if (tenant != null) {
+          r.header(HttpContract.TENANT, tenant);
+        }
+        try {
+          return client.send(r.build(), HttpResponse.BodyHandlers.ofString());
+        } catch (Exception e) {
+          throw new IllegalStateException(e);
+        }
+      };
+      assertThat(put.apply(null, "tenant-a").statusCode()).isEqualTo(401);
+      assertThat(put.apply("token-b", null).statusCode()).isEqualTo(401);
+      assertThat(put.apply("token-a", "tenant-b").statusCode()).isEqualTo(403);
+      assertThat(notes.totalEffects()).as("refused requests take no effect").isZero();
+      assertThat(put.apply("token-a", null).statusCode()).isEqualTo(201);
+      assertThat(notes.effectCount("tenant-a", "k-auth")).isEqualTo(1);
+      HttpResponse<String> repeat = put.apply("token-a", "tenant-a");
+      assertThat(repeat.statusCode()).isEqualTo(201);
+      assertThat(repeat.headers().firstValue(HttpContract.REPLAYED)).hasValue("true");
+      assertThat(notes.totalEffects()).isEqualTo(1);
+      HttpRequest.Builder lookup = HttpRequest.newBuilder(
+              URI.create(authed.baseUrl() + HttpContract.RECONCILE_PATH))
+          .header(HttpContract.IDEMPOTENCY_KEY, "\"k-auth\"").GET();
+      assertThat(client.send(lookup.build(), HttpResponse.BodyHandlers.ofString()).statusCode())
+          .isEqualTo(401);
+      HttpResponse<String> found = client.send(lookup.header("Authorization", "Bearer token-a")
+          .build(), HttpResponse.BodyHandlers.ofString());
+      assertThat(JSON.readTree(found.body()).path("status").asText()).isEqualTo("committed");
+    }
+  }
+
+  /**
    * A handler that fails with a message quoting the request body (as a parser's error does): the
    * answer, the reconciliation answer and the server's log carry none of the body's bytes; neither
    * do the answers to a malformed key, an unknown operation or a wrong method that carry them.

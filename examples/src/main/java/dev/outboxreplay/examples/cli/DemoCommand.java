@@ -1,5 +1,6 @@
 package dev.outboxreplay.examples.cli;
 
+import dev.outboxreplay.HttpContract;
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.OutboxListener;
@@ -7,6 +8,7 @@ import dev.outboxreplay.PassSummary;
 import dev.outboxreplay.Reason;
 import dev.outboxreplay.Replayer;
 import dev.outboxreplay.RetryPolicy;
+import dev.outboxreplay.SessionRuntime;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.examples.ratchet.RatchetInboxExample;
 import dev.outboxreplay.h2.H2Database;
@@ -15,11 +17,14 @@ import dev.outboxreplay.http.OkHttpTransport;
 import dev.outboxreplay.server.FaultPlan;
 import dev.outboxreplay.server.IdempotentServer;
 import dev.outboxreplay.server.NotesApplication;
+import dev.outboxreplay.server.TenantResolver;
 import java.io.PrintWriter;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -27,6 +32,7 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -62,6 +68,9 @@ final class DemoCommand implements Callable<Integer> {
 
   private PrintWriter out;
   private final List<String> failures = new ArrayList<>();
+  /** The app's bearer token: random per run, handed to the child replayer in an owner-only file. */
+  private String token;
+  private Path tokenFile;
 
   @Override
   public Integer call() throws Exception {
@@ -72,6 +81,16 @@ final class DemoCommand implements Callable<Integer> {
     long lossSeed = seed != null ? seed : System.nanoTime();
     SplittableRandom random = new SplittableRandom(lossSeed);
     out.printf("outbox demo in %s (seed %d)%n", base, lossSeed);
+    token = HexFormat.of().formatHex(new SecureRandom().generateSeed(16));
+    tokenFile = base.resolve("token");
+    Files.deleteIfExists(tokenFile);
+    try {
+      Files.createFile(tokenFile, PosixFilePermissions.asFileAttribute(
+          PosixFilePermissions.fromString("rw-------")));
+    } catch (UnsupportedOperationException notPosix) {
+      Files.createFile(tokenFile); // Windows: the folder's access list applies
+    }
+    Files.writeString(tokenFile, token + "\n");
     int port = freePort();
     String url = "http://127.0.0.1:" + port;
     AtomicInteger posts = new AtomicInteger();
@@ -105,8 +124,10 @@ final class DemoCommand implements Callable<Integer> {
       step("the network comes up; the server loses 1 in 5 responses after committing, "
           + "then answers a burst of 503s");
       NotesApplication notes = new NotesApplication(serverDb);
+      // The receiver takes the tenant from the app's bearer token, never from a header alone.
       IdempotentServer server = IdempotentServer.builder().database(serverDb).port(port)
           .handler(NotesApplication.OPERATION, notes.handler())
+          .tenants(TenantResolver.bearerTokens(Map.of(token, HttpContract.DEFAULT_TENANT)))
           .faults(request -> {
             int n = posts.incrementAndGet();
             if (n > 60 && n <= 90) {
@@ -198,6 +219,7 @@ final class DemoCommand implements Callable<Integer> {
       OutboxListener listener) {
     return Replayer.builder(store, OkHttpTransport.builder(HttpUrl.get(url))
             .callTimeout(Duration.ofSeconds(1)).build())
+        .session(() -> new SessionRuntime.Snapshot(HttpContract.DEFAULT_TENANT, 0, false, token))
         .concurrency(4).batchSize(24).lease(Duration.ofSeconds(2))
         .holdInterval(Duration.ofMillis(300))
         .retryPolicy(RetryPolicy.builder().initialInterval(Duration.ofMillis(100))
@@ -224,11 +246,12 @@ final class DemoCommand implements Callable<Integer> {
     }
   }
 
-  private static Process startChildReplay(Path clientFile, String url) throws Exception {
+  private Process startChildReplay(Path clientFile, String url) throws Exception {
     String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
     return new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
         OutboxTool.class.getName(), "replay", "--db", clientFile.toString(), "--url", url,
-        "--until-drained", "--timeout", "120s", "--lease", "2s", "--concurrency", "4")
+        "--until-drained", "--timeout", "120s", "--lease", "2s", "--concurrency", "4",
+        "--token-file", tokenFile.toString())
         .redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.DISCARD)
         .start();

@@ -1,10 +1,12 @@
 package dev.outboxreplay.examples.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.outboxreplay.HttpContract;
 import dev.outboxreplay.OutboxListener;
 import dev.outboxreplay.PassSummary;
 import dev.outboxreplay.Reason;
 import dev.outboxreplay.Replayer;
+import dev.outboxreplay.SessionRuntime;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.TransportResult.Kind;
 import dev.outboxreplay.h2.H2OutboxStore;
@@ -13,6 +15,7 @@ import dev.outboxreplay.http.OkHttpTransport;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.sql.Connection;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -78,9 +81,20 @@ final class ReplayCommand implements Callable<Integer> {
           + "whose 409 only means 'in progress': --classify 409=in_progress")
   List<String> classify = new ArrayList<>();
 
+  @Option(names = "--tenant", defaultValue = HttpContract.DEFAULT_TENANT,
+      description = "Tenant the commands are sent for (default: ${DEFAULT-VALUE}).")
+  String tenant;
+
+  @Option(names = "--token-file", paramLabel = "FILE",
+      description = "File whose first line is the bearer token sent with every request (kept "
+          + "out of the command line, where other local users could read it).")
+  Path tokenFile;
+
   @Override
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
+      SessionRuntime.Snapshot session = new SessionRuntime.Snapshot(tenant, 0, false,
+          tokenFile == null ? null : readToken(tokenFile));
       Duration limit = parseDuration(timeout);
       Duration leaseDuration = parseDuration(lease);
       if (concurrency < 1) {
@@ -106,7 +120,7 @@ final class ReplayCommand implements Callable<Integer> {
         AtomicInteger rejected = new AtomicInteger();
         PrintWriter err = spec.commandLine().getErr();
         try (Replayer<Connection> replayer = Replayer.builder(store, transport.build())
-            .concurrency(concurrency).lease(leaseDuration)
+            .session(() -> session).concurrency(concurrency).lease(leaseDuration)
             .owner("outbox-cli-" + ProcessHandle.current().pid())
             .listener(new OutboxListener() {
               @Override
@@ -190,6 +204,21 @@ final class ReplayCommand implements Callable<Integer> {
           + e.getClass().getSimpleName() + "); nothing was sent");
       err.flush();
       return false;
+    }
+  }
+
+  /** The first line of {@code file}, stripped; exit 2 when missing, unreadable or empty. */
+  static String readToken(Path file) {
+    try (java.io.BufferedReader in = java.nio.file.Files.newBufferedReader(file,
+        java.nio.charset.StandardCharsets.UTF_8)) {
+      String line = in.readLine();
+      if (line == null || line.isBlank()) {
+        throw new Cli.Failure(Cli.BAD_INPUT, "--token-file " + file + " is empty");
+      }
+      return line.strip();
+    } catch (java.io.IOException | java.io.UncheckedIOException e) {
+      throw new Cli.Failure(Cli.BAD_INPUT, "cannot read --token-file " + file + ": "
+          + e.getClass().getSimpleName());
     }
   }
 

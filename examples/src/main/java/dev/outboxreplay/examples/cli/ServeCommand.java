@@ -3,7 +3,15 @@ package dev.outboxreplay.examples.cli;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.server.IdempotentServer;
 import dev.outboxreplay.server.NotesApplication;
+import dev.outboxreplay.server.TenantResolver;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine;
@@ -22,15 +30,27 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--db", required = true, description = "Server database file.")
   Path db;
 
+  @Option(names = "--tokens", paramLabel = "FILE", description = "File of '<token> <tenant>' "
+      + "lines: requests must carry one of these bearer tokens, and act for its tenant. Without "
+      + "it the Outbox-Tenant header is trusted as sent (not authenticated).")
+  Path tokens;
+
   @Override
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
       if (port < 0 || port > 65_535) {
         throw new Cli.Failure(Cli.BAD_INPUT, "--port out of range: " + port);
       }
+      TenantResolver tenants = tokens == null ? TenantResolver.TENANT_HEADER_UNAUTHENTICATED
+          : TenantResolver.bearerTokens(readTokens(tokens));
       H2Database database = H2Database.open(db);
       IdempotentServer server = IdempotentServer.builder().database(database).port(port)
+          .tenants(tenants)
           .handler(NotesApplication.OPERATION, new NotesApplication(database).handler()).start();
+      if (tokens == null) {
+        spec.commandLine().getErr().println("warning: the Outbox-Tenant header is not "
+            + "authenticated: any local process can act for any tenant (see --tokens)");
+      }
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
         server.close();
         database.close();
@@ -41,5 +61,34 @@ final class ServeCommand implements Callable<Integer> {
       new CountDownLatch(1).await();
       return Cli.OK;
     });
+  }
+
+  /** '<token> <tenant>' per line; blank lines and lines starting with # are skipped. */
+  static Map<String, String> readTokens(Path file) {
+    Map<String, String> tenantByToken = new HashMap<>();
+    List<String> lines;
+    try {
+      lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+    } catch (IOException | UncheckedIOException e) {
+      throw new Cli.Failure(Cli.BAD_INPUT, "cannot read --tokens " + file + ": "
+          + e.getClass().getSimpleName());
+    }
+    for (int i = 0; i < lines.size(); i++) {
+      String line = lines.get(i).strip();
+      if (line.isEmpty() || line.startsWith("#")) {
+        continue;
+      }
+      String[] fields = line.split("\\s+");
+      if (fields.length != 2) {
+        // the line holds a secret: name it by number only
+        throw new Cli.Failure(Cli.BAD_INPUT, "--tokens " + file + " line " + (i + 1)
+            + " is not '<token> <tenant>'");
+      }
+      tenantByToken.put(fields[0], fields[1]);
+    }
+    if (tenantByToken.isEmpty()) {
+      throw new Cli.Failure(Cli.BAD_INPUT, "--tokens " + file + " holds no token");
+    }
+    return tenantByToken;
   }
 }
