@@ -80,7 +80,8 @@ public final class H2Database implements AutoCloseable {
       LocalOnly.requireLoopback(dataFile(file));
     }
     if (existed) {
-      FileCheck.verifyBeforeOpen(dataFile(file)); // read-only: a refused file is not touched
+      // read-only: a refused file is not touched
+      FileCheck.verifyBeforeOpen(dataFile(file), builder.encryptionKey);
     } else {
       try {
         PrivateFiles.createParents(dataFile(file));
@@ -138,7 +139,7 @@ public final class H2Database implements AutoCloseable {
     config.setPoolName("outbox-h2:" + b.file.getFileName());
     // opening retries H2's lock-file races at a short pace, not at the pool's growing back-off
     config.setDataSource(new RetryingOpenDataSource(
-        readOnlyFile ? readOnlyUrl(b) : jdbcUrl(b)));
+        readOnlyFile ? readOnlyUrl(b) : jdbcUrl(b), b.encryptionKey));
     config.setReadOnly(b.readOnly);
     config.setMinimumIdle(1);
     config.setMaximumPoolSize(b.maxPoolSize);
@@ -270,7 +271,8 @@ public final class H2Database implements AutoCloseable {
    * no lock file (and so serves it to no one: other processes cannot open it meanwhile).
    */
   private static String readOnlyUrl(Builder b) {
-    return "jdbc:h2:file:" + b.file + ";ACCESS_MODE_DATA=r;TRACE_LEVEL_FILE=0;IFEXISTS=TRUE";
+    return "jdbc:h2:file:" + b.file + ";ACCESS_MODE_DATA=r;TRACE_LEVEL_FILE=0;IFEXISTS=TRUE"
+        + (b.encryptionKey != null ? ";CIPHER=AES" : "");
   }
 
   private static String jdbcUrl(Builder b) {
@@ -288,6 +290,9 @@ public final class H2Database implements AutoCloseable {
     if (!b.createIfMissing) {
       url.append(";IFEXISTS=TRUE");
     }
+    if (b.encryptionKey != null) {
+      url.append(";CIPHER=AES");
+    }
     return url.toString();
   }
 
@@ -298,6 +303,7 @@ public final class H2Database implements AutoCloseable {
     private boolean multiProcess = true;
     private boolean createIfMissing = true;
     private boolean readOnly;
+    private char[] encryptionKey;
     private int maxPoolSize = DEFAULT_MAX_POOL_SIZE;
     private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
 
@@ -346,6 +352,31 @@ public final class H2Database implements AutoCloseable {
      */
     public Builder readOnly(boolean readOnly) {
       this.readOnly = readOnly;
+      return this;
+    }
+
+    /**
+     * Encrypts the file at rest with H2's AES cipher ({@code CIPHER=AES}), under this
+     * application-supplied key; without it the file is plain. The key must be given on every open,
+     * by every process sharing the file; it cannot be added to, changed on or removed from an
+     * existing file (H2's {@code ChangeFileEncryption} tool does that, offline). A file opened
+     * without its key, or with another key, is refused. The key is copied; it is never logged or
+     * printed. Where to keep it (the OS keychain) is the application's choice.
+     *
+     * @throws IllegalArgumentException when the key is empty or holds whitespace (H2 splits the
+     *     password at the first space)
+     */
+    public Builder encryptionKey(char[] key) {
+      Objects.requireNonNull(key, "key == null");
+      if (key.length == 0) {
+        throw new IllegalArgumentException("encryption key is empty");
+      }
+      for (char c : key) {
+        if (Character.isWhitespace(c)) {
+          throw new IllegalArgumentException("encryption key holds whitespace");
+        }
+      }
+      this.encryptionKey = key.clone();
       return this;
     }
 

@@ -8,13 +8,18 @@ import java.nio.file.Path;
 /**
  * Child process: opens a database in multi-process mode first, so it serves the file to the
  * others, says READY, and holds it until killed, or until stdin says {@code close} or ends: then
- * it closes the database and exits normally, as an app that quits does.
+ * it closes the database and exits normally, as an app that quits does. An optional second
+ * argument is the file's encryption key.
  */
 public final class ServeFileChild {
   private ServeFileChild() {}
 
   public static void main(String[] args) throws Exception {
-    try (H2Database db = H2Database.open(Path.of(args[0]))) {
+    H2Database.Builder builder = H2Database.builder().file(Path.of(args[0]));
+    if (args.length > 1) {
+      builder.encryptionKey(args[1].toCharArray());
+    }
+    try (H2Database db = builder.build()) {
       H2OutboxStore.create(db);
       H2InboxStore.create(db);
       System.out.println("READY");

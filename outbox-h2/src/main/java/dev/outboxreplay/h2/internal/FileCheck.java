@@ -12,6 +12,7 @@ import java.util.Map;
 import org.h2.mvstore.DataUtils;
 import org.h2.mvstore.MVStore;
 import org.h2.mvstore.MVStoreException;
+import org.h2.store.fs.encrypt.FilePathEncrypt;
 
 /**
  * Looks at an existing database file, read-only, before H2 opens it for writing. H2 opens a file
@@ -45,7 +46,7 @@ public final class FileCheck {
    *
    * @throws OutboxStorageException (not retryable) naming the file when it must not be opened
    */
-  public static void verifyBeforeOpen(Path file) {
+  public static void verifyBeforeOpen(Path file, char[] fileKey) {
     long size;
     try {
       size = Files.size(file);
@@ -62,13 +63,19 @@ public final class FileCheck {
     }
     MVStore store;
     try {
-      store = new MVStore.Builder().fileName(file.toString()).readOnly().open();
+      MVStore.Builder builder = new MVStore.Builder().fileName(file.toString()).readOnly();
+      if (fileKey != null) {
+        builder.encryptionKey(storeKey(fileKey));
+      }
+      store = builder.open();
     } catch (MVStoreException e) {
       if (e.getErrorCode() == DataUtils.ERROR_FILE_LOCKED) {
         return; // opened by another process between our look and H2's
       }
       throw new OutboxStorageException("cannot open database file " + file
-          + ": H2 cannot read it (" + firstLine(e.getMessage()) + "); " + RECOVERY, e);
+          + ": H2 cannot read it (" + firstLine(e.getMessage()) + "); " + (fileKey == null
+          ? "if it is encrypted, open it with its encryption key; otherwise "
+          : "the encryption key may be wrong; otherwise ") + RECOVERY, e);
     } catch (RuntimeException e) {
       throw new OutboxStorageException("cannot open database file " + file
           + ": it is not a readable H2 database (" + e + "); " + RECOVERY, e);
@@ -84,6 +91,21 @@ public final class FileCheck {
             + "; " + RECOVERY);
       }
     }
+  }
+
+  /**
+   * The key H2 gives its store for a file opened with {@code CIPHER=AES} and file password
+   * {@code fileKey}: the password's UTF-16 bytes ({@code FilePathEncrypt.getPasswordBytes}),
+   * decoded back as {@code org.h2.mvstore.db.Store.decodePassword} does.
+   */
+  private static char[] storeKey(char[] fileKey) {
+    byte[] bytes = FilePathEncrypt.getPasswordBytes(fileKey);
+    char[] key = new char[bytes.length / 2];
+    for (int i = 0; i < key.length; i++) {
+      key[i] = (char) (((bytes[i + i] & 255) << 16) | (bytes[i + i + 1] & 255));
+    }
+    java.util.Arrays.fill(bytes, (byte) 0);
+    return key;
   }
 
   /** True when another process (or this one) holds the file open: it has a lock on it. */

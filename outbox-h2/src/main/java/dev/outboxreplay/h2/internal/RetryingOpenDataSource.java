@@ -23,10 +23,21 @@ public final class RetryingOpenDataSource implements DataSource {
   private static final long PAUSE_MILLIS = 25;
   private final JdbcDataSource h2 = new JdbcDataSource();
 
-  public RetryingOpenDataSource(String url) {
+  /**
+   * @param url the H2 URL (with {@code CIPHER=AES} when {@code fileKey} is given)
+   * @param fileKey the file encryption password, or null for a plain file; copied
+   */
+  public RetryingOpenDataSource(String url, char[] fileKey) {
     h2.setURL(url);
     h2.setUser("sa");
-    h2.setPassword("");
+    if (fileKey == null) {
+      h2.setPassword("");
+    } else {
+      // H2 splits the password at the first space: the file password, then the user's (empty)
+      char[] password = java.util.Arrays.copyOf(fileKey, fileKey.length + 1);
+      password[fileKey.length] = ' ';
+      h2.setPasswordChars(password);
+    }
   }
 
   @Override
