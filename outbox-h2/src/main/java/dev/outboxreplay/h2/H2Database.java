@@ -226,6 +226,14 @@ public final class H2Database implements AutoCloseable {
     return readOnly;
   }
 
+  /**
+   * True when {@code e} reports a unique index or primary key violation (SQL state 23505), for
+   * the application's own inserts into this database as for the library's.
+   */
+  public static boolean isUniqueViolation(SQLException e) {
+    return H2Errors.isUniqueViolation(e);
+  }
+
   /** Called by stores after each of their own commits; syncs in power-loss mode only. */
   public void afterCommit(Connection connection) throws SQLException {
     if (durability == Durability.POWER_LOSS_SAFE) {

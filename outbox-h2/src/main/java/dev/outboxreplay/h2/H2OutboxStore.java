@@ -282,6 +282,21 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
   }
 
   /**
+   * Rows in {@code status} per the code of their last error (a {@link dev.outboxreplay.Reason}
+   * wire name such as {@code poison_max_attempts}, or the receiver's code such as
+   * {@code http_400}); rows without one are not counted. For operators and {@code outbox status}.
+   */
+  public Map<String, Long> countByErrorCode(Status status) {
+    Objects.requireNonNull(status, "status == null");
+    return read("count by error code", c -> sql.countByErrorCode(c, status));
+  }
+
+  /** When the oldest command that is not yet acked, conflict or rejected was accepted. */
+  public Optional<Instant> oldestOpenAcceptedAt() {
+    return read("oldest open command", sql::oldestOpenAcceptedAt);
+  }
+
+  /**
    * Returns the store's one pooled connection (used to write accepts) to the pool. Does not close
    * the {@link H2Database}; the store can still be used and reopens it on the next accept.
    */

@@ -266,7 +266,7 @@ public final class IdempotentServer implements AutoCloseable {
     if (!existing.samePayload(hash)) {
       Exchanges.problem(exchange, 422, "Unprocessable Content",
           "this Idempotency-Key was used with a different payload");
-    } else if (existing.status().equals("committed")) {
+    } else if (existing.state() == IdempotencyRecords.State.COMMITTED) {
       Exchanges.send(exchange, existing.responseStatus(), existing.contentType(),
           existing.responseBody() == null ? new byte[0] : existing.responseBody(),
           Map.of(HttpContract.REPLAYED, "true"));
@@ -293,16 +293,16 @@ public final class IdempotentServer implements AutoCloseable {
       answer.put("status", "not_seen");
     } else {
       Record r = found.get();
-      switch (r.status()) {
-        case "committed" -> {
-          answer.put("status", "committed");
+      switch (r.state()) {
+        case COMMITTED -> {
+          answer.put("status", r.state().stored());
           answer.putObject("response").put("status", r.responseStatus())
               .put("contentType", r.contentType())
               .put("bodyBase64", Base64.getEncoder().encodeToString(
                   r.responseBody() == null ? new byte[0] : r.responseBody()));
         }
-        case "failed" -> answer.put("status", "failed").put("error", r.error());
-        default -> answer.put("status", "processing");
+        case FAILED -> answer.put("status", r.state().stored()).put("error", r.error());
+        case STARTED -> answer.put("status", "processing");
       }
     }
     Exchanges.send(exchange, 200, "application/json", Exchanges.JSON.writeValueAsBytes(answer),

@@ -27,7 +27,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -179,8 +178,10 @@ final class DemoCommand implements Callable<Integer> {
             "30 messages decrypted once and stored once from " + inbox.deliveries()
                 + " deliveries");
 
-        long reconciled = count(client, "SELECT COUNT(DISTINCT command_id) FROM outbox_audit "
-            + "WHERE to_status = 'unknown'");
+        long reconciled = store.list(Status.ACKED, commands).stream()
+            .filter(r -> store.auditTrail(r.commandId()).stream()
+                .anyMatch(e -> e.to() == Status.UNKNOWN))
+            .count();
         long resends = posts.get() - busy.get() - commands;
         out.println();
         out.printf("%-42s %8s%n", "", "count");
@@ -307,13 +308,5 @@ final class DemoCommand implements Callable<Integer> {
 
   private static long total(H2OutboxStore store) {
     return store.countByStatus().values().stream().mapToLong(Long::longValue).sum();
-  }
-
-  private static long count(H2Database db, String sql) throws SQLException {
-    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
-    }
   }
 }

@@ -3,13 +3,8 @@ package dev.outboxreplay.examples.cli;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.outboxreplay.Reason;
 import dev.outboxreplay.Status;
-import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import java.io.PrintWriter;
-import java.sql.Connection;
-import java.sql.ResultSet;
-import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Map;
@@ -34,21 +29,16 @@ final class StatusCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
       try (ExistingOutboxFile.Opened opened = outboxFile.openReadOnly()) {
-        H2Database database = opened.database();
         H2OutboxStore store = opened.store();
         Map<Status, Long> counts = store.countByStatus();
-        // Aggregates over the documented layout (docs/table-layout.md): no row is loaded.
-        long oldest = aggregate(database, "SELECT COALESCE(MIN(created_at), -1) "
-            + "FROM outbox_command WHERE terminal = FALSE");
-        long poison = aggregate(database, "SELECT COUNT(*) FROM outbox_command "
-            + "WHERE status = 'rejected' AND last_error_code IN ('"
-            + Reason.POISON_MAX_ATTEMPTS.wireName() + "', '" + Reason.POISON_MAX_AGE.wireName()
-            + "', '" + Reason.UNRESOLVED_KEY_EXPIRED.wireName() + "')");
-        long needsAttention = aggregate(database, "SELECT COUNT(*) FROM outbox_command "
-            + "WHERE status = 'rejected' AND last_error_code = '"
-            + Reason.UNRESOLVED_KEY_EXPIRED.wireName() + "'");
-        Duration age = oldest < 0 ? Duration.ZERO
-            : Duration.between(Instant.ofEpochMilli(oldest), Instant.now());
+        Map<String, Long> rejectedBy = store.countByErrorCode(Status.REJECTED);
+        long poison = rejectedBy.getOrDefault(Reason.POISON_MAX_ATTEMPTS.wireName(), 0L)
+            + rejectedBy.getOrDefault(Reason.POISON_MAX_AGE.wireName(), 0L)
+            + rejectedBy.getOrDefault(Reason.UNRESOLVED_KEY_EXPIRED.wireName(), 0L);
+        long needsAttention =
+            rejectedBy.getOrDefault(Reason.UNRESOLVED_KEY_EXPIRED.wireName(), 0L);
+        Duration age = store.oldestOpenAcceptedAt()
+            .map(oldest -> Duration.between(oldest, Instant.now())).orElse(Duration.ZERO);
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
           ObjectNode node = Cli.JSON.createObjectNode();
@@ -66,13 +56,5 @@ final class StatusCommand implements Callable<Integer> {
         return Cli.OK;
       }
     });
-  }
-
-  private static long aggregate(H2Database database, String sql) throws SQLException {
-    try (Connection c = database.dataSource().getConnection(); Statement st = c.createStatement();
-        ResultSet rs = st.executeQuery(sql)) {
-      rs.next();
-      return rs.getLong(1);
-    }
   }
 }

@@ -442,6 +442,35 @@ public final class OutboxSql {
     return counts;
   }
 
+  /** Rows in {@code status} per their last error code (rows without one are not counted). */
+  public Map<String, Long> countByErrorCode(Connection c, Status status) throws SQLException {
+    Map<String, Long> counts = new java.util.TreeMap<>();
+    try (PreparedStatement ps = c.prepareStatement("SELECT last_error_code, COUNT(*) "
+        + "FROM outbox_command WHERE status = ? AND last_error_code IS NOT NULL "
+        + "GROUP BY last_error_code")) {
+      ps.setString(1, status.wireName());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          counts.put(rs.getString(1), rs.getLong(2));
+        }
+      }
+    }
+    return counts;
+  }
+
+  /** When the oldest command that is not terminal was accepted; empty when none is open. */
+  public java.util.Optional<java.time.Instant> oldestOpenAcceptedAt(Connection c)
+      throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT MIN(created_at) FROM outbox_command WHERE terminal = FALSE");
+        ResultSet rs = ps.executeQuery()) {
+      rs.next();
+      long at = rs.getLong(1);
+      return rs.wasNull() ? java.util.Optional.empty()
+          : java.util.Optional.of(java.time.Instant.ofEpochMilli(at));
+    }
+  }
+
   private static void bindCas(PreparedStatement ps, int first, CommandId id, Status status,
       long token) throws SQLException {
     ps.setObject(first, id.value());

@@ -31,7 +31,37 @@ public final class IdempotencyRecords {
               + "ON server_idempotency (expires_at)")));
 
   /** One stored record. */
-  public record Record(String status, byte[] payloadHash, int responseStatus, String contentType,
+  /** Where a key's request is, as stored in {@code server_idempotency.status}. */
+  public enum State {
+    /** Being processed; a repeat is answered 409 until it ends. */
+    STARTED("started"),
+    /** Applied; its stored answer is the answer to every repeat. */
+    COMMITTED("committed"),
+    /** The handler failed and nothing took effect; a repeat with the same payload runs again. */
+    FAILED("failed");
+
+    private final String stored;
+
+    State(String stored) {
+      this.stored = stored;
+    }
+
+    /** The value in the table and in reconciliation answers. */
+    public String stored() {
+      return stored;
+    }
+
+    static State of(String stored) {
+      for (State s : values()) {
+        if (s.stored.equals(stored)) {
+          return s;
+        }
+      }
+      throw new IllegalStateException("unknown idempotency record status '" + stored + "'");
+    }
+  }
+
+  public record Record(State state, byte[] payloadHash, int responseStatus, String contentType,
       byte[] responseBody, String error) {
     public boolean samePayload(byte[] hash) {
       return MessageDigest.isEqual(payloadHash, hash);
@@ -72,7 +102,7 @@ public final class IdempotencyRecords {
         if (!rs.next()) {
           return Optional.empty();
         }
-        return Optional.of(new Record(rs.getString(1), rs.getBytes(2), rs.getInt(3),
+        return Optional.of(new Record(State.of(rs.getString(1)), rs.getBytes(2), rs.getInt(3),
             rs.getString(4), rs.getBytes(5), rs.getString(6)));
       }
     }
@@ -114,7 +144,7 @@ public final class IdempotencyRecords {
       ps.executeUpdate();
       return Optional.empty();
     } catch (SQLException e) {
-      if (!"23505".equals(e.getSQLState())) {
+      if (!H2Database.isUniqueViolation(e)) {
         throw e;
       }
     }
@@ -126,7 +156,7 @@ public final class IdempotencyRecords {
   /** A failed record with the same payload is taken over for a retry; others stand. */
   private static Optional<Record> restartIfFailed(Connection c, Record existing, String tenant,
       String key, byte[] hash, Instant now) throws SQLException {
-    if (!existing.status().equals("failed") || !existing.samePayload(hash)) {
+    if (existing.state() != State.FAILED || !existing.samePayload(hash)) {
       return Optional.of(existing);
     }
     try (PreparedStatement ps = c.prepareStatement("UPDATE server_idempotency SET "
