@@ -1,0 +1,2 @@
+/** <b>Examples.</b> The {@code outbox} command-line tool and the demo. */
+package dev.outboxreplay.examples.cli;

@@ -1,0 +1,2 @@
+/** <b>Examples.</b> A decryption ratchet fed by the inbox. */
+package dev.outboxreplay.examples.ratchet;
