@@ -27,7 +27,7 @@ import javax.sql.DataSource;
 
 /**
  * One H2 file database, opened through a HikariCP pool with the durability settings the outbox
- * relies on. The outbox store, the inbox store and the application's own tables may all live in
+ * relies on, or reached through the application's own pool ({@link Builder#dataSource}). The outbox store, the inbox store and the application's own tables may all live in
  * it, so that a local change and an outbox row commit in one transaction.
  *
  * <p>Opening never creates a fresh database in place of a file it cannot read, and never writes
@@ -58,7 +58,10 @@ public final class H2Database implements AutoCloseable {
   private final Path file;
   private final Durability durability;
   private final boolean readOnly;
+  /** The pool this class opened and closes; null for an application's own data source. */
   private final HikariDataSource pool;
+  /** Where connections come from: {@link #pool}, or the application's data source. */
+  private final DataSource connections;
   private final List<Runnable> beforeClose = new CopyOnWriteArrayList<>();
   private final AtomicLong diskSyncs = new AtomicLong();
 
@@ -67,9 +70,15 @@ public final class H2Database implements AutoCloseable {
   }
 
   private H2Database(Builder builder) {
-    this.file = builder.file;
     this.durability = builder.durability;
     this.readOnly = builder.readOnly;
+    if (builder.applicationDataSource != null) {
+      this.pool = null;
+      this.connections = builder.applicationDataSource;
+      this.file = checkApplicationDataSource(connections, builder.allowWriteDelay);
+      return;
+    }
+    this.file = builder.file;
     boolean existed = Files.exists(dataFile(file));
     if ((!builder.createIfMissing || readOnly) && !existed) {
       throw new OutboxStorageException("no outbox database at " + dataFile(file) + " (it is not "
@@ -91,6 +100,7 @@ public final class H2Database implements AutoCloseable {
       }
     }
     this.pool = openPool(builder, readOnly && !FileCheck.inUse(dataFile(file)));
+    this.connections = pool;
     if (readOnly) {
       return; // nothing to set: nothing is written
     }
@@ -105,6 +115,35 @@ public final class H2Database implements AutoCloseable {
     } catch (SQLException e) {
       pool.close();
       throw H2Errors.onOpen(dataFile(file), e);
+    }
+  }
+
+  /**
+   * Checks that an application's data source reaches an H2 file database whose commits are durable
+   * on return ({@code WRITE_DELAY} 0), and returns the file's base path.
+   */
+  private static Path checkApplicationDataSource(DataSource dataSource, boolean allowWriteDelay) {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+        java.sql.ResultSet rs = s.executeQuery("SELECT DATABASE_PATH(), (SELECT "
+            + "MAX(CAST(SETTING_VALUE AS INT)) FROM INFORMATION_SCHEMA.SETTINGS "
+            + "WHERE SETTING_NAME = 'WRITE_DELAY')")) {
+      rs.next();
+      String path = rs.getString(1);
+      int writeDelay = rs.getInt(2);
+      if (path == null) {
+        throw new OutboxStorageException("the application's data source reaches an in-memory H2 "
+            + "database: the outbox needs a file database (jdbc:h2:file:...)");
+      }
+      if (writeDelay != 0 && !allowWriteDelay) {
+        throw new OutboxStorageException("the application's data source for " + path
+            + ".mv.db has WRITE_DELAY " + writeDelay + " ms: a command accepted in the last "
+            + writeDelay + " ms would be lost when the process is killed; add ;WRITE_DELAY=0 to "
+            + "its JDBC URL, or call allowWriteDelay(true) to accept that");
+      }
+      return Path.of(path).toAbsolutePath().normalize();
+    } catch (SQLException e) {
+      throw new OutboxStorageException("the application's data source is not a usable H2 "
+          + "database: " + e.getMessage(), e);
     }
   }
 
@@ -162,7 +201,7 @@ public final class H2Database implements AutoCloseable {
 
   /** Pooled connections to this database, for the application's own tables and transactions. */
   public DataSource dataSource() {
-    return pool;
+    return connections;
   }
 
   /** The {@code .mv.db} file on disk. */
@@ -210,7 +249,8 @@ public final class H2Database implements AutoCloseable {
       throw new OutboxStorageException("cannot migrate " + component + " tables in " + file()
           + ": the database is opened read-only");
     }
-    return SchemaMigrator.migrate(pool, file(), component, steps, java.time.Clock.systemUTC());
+    return SchemaMigrator.migrate(connections, file(), component, steps,
+        java.time.Clock.systemUTC());
   }
 
   /**
@@ -218,7 +258,7 @@ public final class H2Database implements AutoCloseable {
    * file holds none (no history table, or no step of that component). Reads only.
    */
   public int installedVersion(String component) {
-    return SchemaMigrator.installedVersion(pool, file(), component);
+    return SchemaMigrator.installedVersion(connections, file(), component);
   }
 
   /** Whether this database was opened {@linkplain Builder#readOnly(boolean) read-only}. */
@@ -258,7 +298,9 @@ public final class H2Database implements AutoCloseable {
     for (Runnable action : beforeClose) {
       action.run();
     }
-    pool.close();
+    if (pool != null) {
+      pool.close(); // an application's own data source stays open: it is the application's
+    }
   }
 
   @Override
@@ -312,6 +354,8 @@ public final class H2Database implements AutoCloseable {
     private boolean createIfMissing = true;
     private boolean readOnly;
     private char[] encryptionKey;
+    private DataSource applicationDataSource;
+    private boolean allowWriteDelay;
     private int maxPoolSize = DEFAULT_MAX_POOL_SIZE;
     private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
 
@@ -388,6 +432,29 @@ public final class H2Database implements AutoCloseable {
       return this;
     }
 
+    /**
+     * Uses the application's own pool (a Spring- or Quarkus-managed {@code DataSource}, a desktop
+     * app's own) instead of opening one; {@link #file} and the options about opening the file do
+     * not apply then, and {@link H2Database#close()} leaves the data source open. It must reach an
+     * H2 file database; at {@link #build()} the library checks that commits are durable on return
+     * ({@code WRITE_DELAY} 0) and refuses otherwise, naming the setting. The application's URL
+     * decides the rest (multi-process mode, bind address, file permissions, encryption): see
+     * {@code docs/security.md}.
+     */
+    public Builder dataSource(DataSource dataSource) {
+      this.applicationDataSource = Objects.requireNonNull(dataSource, "dataSource == null");
+      return this;
+    }
+
+    /**
+     * With {@link #dataSource}: accepts a database whose {@code WRITE_DELAY} is not 0, so that
+     * accepts committed in the last delay are lost if the process is killed. Default false.
+     */
+    public Builder allowWriteDelay(boolean allowWriteDelay) {
+      this.allowWriteDelay = allowWriteDelay;
+      return this;
+    }
+
     /** Whether a missing file is created. Default true; tools that only read should say false. */
     public Builder createIfMissing(boolean createIfMissing) {
       this.createIfMissing = createIfMissing;
@@ -418,8 +485,8 @@ public final class H2Database implements AutoCloseable {
      *     racing to open it for longer than {@link #OPEN_RACE_RETRY}
      */
     public H2Database build() {
-      if (file == null) {
-        throw new IllegalStateException("file is required");
+      if (file == null && applicationDataSource == null) {
+        throw new IllegalStateException("file (or an application's dataSource) is required");
       }
       return new H2Database(this);
     }
