@@ -30,6 +30,12 @@ public interface OutboxListener {
   default void onReplayPaused(Reason reason) {}
 
   /**
+   * A replay pass ended (on the replayer's thread, after its writes), with what it did and how
+   * long it took by the JVM's monotonic clock. For metrics; a pass that failed is not reported.
+   */
+  default void onPassCompleted(PassSummary summary, java.time.Duration took) {}
+
+  /**
    * One status change.
    *
    * @param commandId the command

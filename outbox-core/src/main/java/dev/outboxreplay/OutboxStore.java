@@ -204,6 +204,14 @@ public interface OutboxStore<T> extends AutoCloseable {
   /** Number of rows per status; every status is present, zero included. */
   Map<Status, Long> countByStatus();
 
+  /**
+   * When the oldest command that is not yet acked, conflict or rejected was accepted; empty when
+   * none is open, or when the store cannot answer cheaply (the default).
+   */
+  default Optional<Instant> oldestOpenAcceptedAt() {
+    return Optional.empty();
+  }
+
   /** Releases the store's resources. Rows already written stay durable. */
   @Override
   void close();

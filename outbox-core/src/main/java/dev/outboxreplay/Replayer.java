@@ -65,6 +65,7 @@ public final class Replayer<T> implements AutoCloseable {
   private final ReplayGate gate;
   private final OutboxStore<T> store;
   private final ConnectivityMonitor connectivity;
+  private final OutboxListener listener;
   private final Clock clock;
   private final Duration holdInterval;
   private final Duration auditRetention;
@@ -86,6 +87,7 @@ public final class Replayer<T> implements AutoCloseable {
     this.store = b.store;
     this.clock = b.clock;
     this.connectivity = b.connectivity;
+    this.listener = b.listener;
     this.holdInterval = b.holdInterval;
     this.auditRetention = b.auditRetention;
     this.idleLookInterval = b.idleLookInterval;
@@ -170,8 +172,14 @@ public final class Replayer<T> implements AutoCloseable {
   public PassSummary runPass() {
     try {
       synchronized (passLock) {
+        long started = System.nanoTime();
         PassSummary summary = new ReplayPass<>(engine, () -> closed).run();
         pruneAuditNowAndThen();
+        try {
+          listener.onPassCompleted(summary, Duration.ofNanos(System.nanoTime() - started));
+        } catch (RuntimeException e) {
+          LOG.warn("the listener failed on a completed pass", e);
+        }
         return summary;
       }
     } finally {

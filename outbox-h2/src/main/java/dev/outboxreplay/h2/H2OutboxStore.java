@@ -292,6 +292,7 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
   }
 
   /** When the oldest command that is not yet acked, conflict or rejected was accepted. */
+  @Override
   public Optional<Instant> oldestOpenAcceptedAt() {
     return read("oldest open command", sql::oldestOpenAcceptedAt);
   }
