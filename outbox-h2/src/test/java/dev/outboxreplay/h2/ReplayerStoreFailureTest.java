@@ -7,20 +7,15 @@ import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.OutboxStore;
-import dev.outboxreplay.Reconciliation;
 import dev.outboxreplay.Replayer;
-import dev.outboxreplay.SessionRuntime;
 import dev.outboxreplay.Status;
-import dev.outboxreplay.StoredResponse;
-import dev.outboxreplay.Transport;
-import dev.outboxreplay.TransportResult;
+import dev.outboxreplay.testkit.AckingTransport;
 import java.lang.reflect.InvocationTargetException;
 import java.lang.reflect.Proxy;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.Awaitility;
@@ -58,20 +53,8 @@ class ReplayerStoreFailureTest {
               throw e.getCause();
             }
           });
-      Transport acking = new Transport() {
-        @Override
-        public TransportResult send(OutboxRecord command, SessionRuntime.Snapshot session) {
-          return TransportResult.of(TransportResult.Kind.ACKED,
-              new StoredResponse(200, new byte[0]), "200", "ok");
-        }
-
-        @Override
-        public Optional<Reconciliation> reconcile(OutboxRecord command,
-            SessionRuntime.Snapshot session) {
-          return Optional.empty();
-        }
-      };
-      try (Replayer<Connection> replayer = Replayer.builder(flaky, acking).build()) {
+      try (Replayer<Connection> replayer =
+          Replayer.builder(flaky, AckingTransport.acking()).build()) {
         replayer.start();
         // A replayer that gave up after its first failed pass makes two failed calls (the pass,
         // then reading when the next command is due) and no more.

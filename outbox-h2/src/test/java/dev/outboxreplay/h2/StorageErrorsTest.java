@@ -12,14 +12,11 @@ import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.ReceiveResult;
-import dev.outboxreplay.Reconciliation;
 import dev.outboxreplay.Replayer;
 import dev.outboxreplay.ResponseApplier;
-import dev.outboxreplay.SessionRuntime;
 import dev.outboxreplay.Status;
-import dev.outboxreplay.StoredResponse;
 import dev.outboxreplay.Transport;
-import dev.outboxreplay.TransportResult;
+import dev.outboxreplay.testkit.AckingTransport;
 import dev.outboxreplay.testkit.ChildJvm;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -31,7 +28,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.Random;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
@@ -263,29 +259,18 @@ class StorageErrorsTest {
       CountDownLatch sending = new CountDownLatch(1);
       CountDownLatch gone = new CountDownLatch(1);
       Map<String, AtomicInteger> sends = new ConcurrentHashMap<>();
-      Transport receiver = new Transport() {
-        @Override
-        public TransportResult send(OutboxRecord command, SessionRuntime.Snapshot session) {
-          sends.computeIfAbsent(command.idempotencyKey().value(), k -> new AtomicInteger())
-              .incrementAndGet();
-          if (sending.getCount() > 0) {
-            sending.countDown();
-            try {
-              gone.await(); // the serving process goes away while this request is out
-            } catch (InterruptedException e) {
-              Thread.currentThread().interrupt();
-            }
+      Transport receiver = AckingTransport.acking(command -> {
+        sends.computeIfAbsent(command.idempotencyKey().value(), k -> new AtomicInteger())
+            .incrementAndGet();
+        if (sending.getCount() > 0) {
+          sending.countDown();
+          try {
+            gone.await(); // the serving process goes away while this request is out
+          } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
           }
-          return TransportResult.of(TransportResult.Kind.ACKED,
-              new StoredResponse(200, new byte[0]), "200", "ok");
         }
-
-        @Override
-        public Optional<Reconciliation> reconcile(OutboxRecord command,
-            SessionRuntime.Snapshot session) {
-          return Optional.empty(); // no such endpoint: the engine resends with the same key
-        }
-      };
+      });
       ResponseApplier<Connection> applier = (tx, command, response) -> {
         try (PreparedStatement ps = tx.prepareStatement("INSERT INTO applied VALUES (?)")) {
           ps.setObject(1, command.commandId().value());

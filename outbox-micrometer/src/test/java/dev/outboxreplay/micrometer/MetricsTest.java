@@ -6,23 +6,17 @@ import dev.outboxreplay.Inbox;
 import dev.outboxreplay.InboxMessage;
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
-import dev.outboxreplay.OutboxRecord;
-import dev.outboxreplay.Reconciliation;
 import dev.outboxreplay.Replayer;
-import dev.outboxreplay.SessionRuntime;
-import dev.outboxreplay.StoredResponse;
-import dev.outboxreplay.Transport;
-import dev.outboxreplay.TransportResult;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2InboxStore;
 import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.testkit.AckingTransport;
 import dev.outboxreplay.testkit.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Optional;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -49,20 +43,9 @@ class MetricsTest {
           .isEqualTo(3);
       assertThat(registry.get("outbox.oldest.open.age").gauge().value()).isEqualTo(90);
 
-      Transport slowAck = new Transport() {
-        @Override
-        public TransportResult send(OutboxRecord command, SessionRuntime.Snapshot session) {
-          clock.advance(Duration.ofMillis(250)); // each request takes 250 ms of the clock
-          return TransportResult.of(TransportResult.Kind.ACKED,
-              new StoredResponse(200, new byte[0]), "200", "ok");
-        }
-
-        @Override
-        public Optional<Reconciliation> reconcile(OutboxRecord command,
-            SessionRuntime.Snapshot session) {
-          return Optional.empty();
-        }
-      };
+      // each request takes 250 ms of the clock
+      AckingTransport slowAck =
+          AckingTransport.acking(command -> clock.advance(Duration.ofMillis(250)));
       try (Replayer<Connection> replayer = Replayer.builder(store, slowAck).clock(clock)
           .concurrency(1).listener(metrics).build()) {
         assertThat(replayer.runPass().acked()).isEqualTo(3);

@@ -19,6 +19,11 @@ import javax.sql.DataSource;
  * downgraded.
  */
 public final class SchemaMigrator {
+  /** How long a migration is tried again while other processes open the same file. */
+  private static final java.time.Duration RACE_RETRY = java.time.Duration.ofSeconds(5);
+  /** H2's "General error": an internal failure, seen while several processes opened a file. */
+  private static final int GENERAL_ERROR = 50000;
+
   private SchemaMigrator() {}
 
   /**
@@ -26,6 +31,26 @@ public final class SchemaMigrator {
    * @throws OutboxStorageException when the file is newer than the code or a step fails
    */
   public static int migrate(DataSource dataSource, Path file, String component,
+      List<Migration> steps, Clock clock) {
+    long deadline = System.nanoTime() + RACE_RETRY.toNanos();
+    while (true) {
+      try {
+        return migrateOnce(dataSource, file, component, steps, clock);
+      } catch (OutboxStorageException e) {
+        SQLException cause = e.getCause() instanceof SQLException sql ? sql : null;
+        if (cause == null || !(e.retryable() || cause.getErrorCode() == GENERAL_ERROR)
+            || System.nanoTime() - deadline > 0) {
+          throw e;
+        }
+        // Steps are idempotent: another process opening the same file at the same moment can
+        // make a step fail (a lock race, or an H2 internal error while its server starts).
+        java.util.concurrent.locks.LockSupport.parkNanos(
+            java.time.Duration.ofMillis(50).toNanos());
+      }
+    }
+  }
+
+  private static int migrateOnce(DataSource dataSource, Path file, String component,
       List<Migration> steps, Clock clock) {
     int latest = steps.get(steps.size() - 1).version();
     try (Connection c = dataSource.getConnection()) {
