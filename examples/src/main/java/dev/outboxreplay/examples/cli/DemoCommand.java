@@ -76,7 +76,7 @@ final class DemoCommand implements Callable<Integer> {
     out = spec.commandLine().getOut();
     long started = System.nanoTime();
     Path base = dir != null ? dir : Files.createTempDirectory("outbox-demo");
-    Files.createDirectories(base);
+    ownerOnlyFolder(base);
     long lossSeed = seed != null ? seed : System.nanoTime();
     SplittableRandom random = new SplittableRandom(lossSeed);
     out.printf("outbox demo in %s (seed %d)%n", base, lossSeed);
@@ -173,7 +173,7 @@ final class DemoCommand implements Callable<Integer> {
 
         step("an inbox receives every encrypted message one to three times");
         RatchetInboxExample.Report inbox = RatchetInboxExample.run(
-            Files.createDirectories(base.resolve("inbox")), 30);
+            ownerOnlyFolder(base.resolve("inbox")), 30);
         check(inbox.consumed() == 30 && inbox.historyRows() == 30,
             "30 messages decrypted once and stored once from " + inbox.deliveries()
                 + " deliveries");
@@ -304,6 +304,19 @@ final class DemoCommand implements Callable<Integer> {
           Map.of("entity", id, "seq", seq, "body", "edit " + seq)));
       c.commit();
     }
+  }
+
+  /** Creates {@code dir} if missing, owner-only ({@code 0700}) where the file system allows. */
+  private static Path ownerOnlyFolder(Path dir) throws java.io.IOException {
+    if (!Files.isDirectory(dir)) {
+      try {
+        Files.createDirectories(dir, PosixFilePermissions.asFileAttribute(
+            PosixFilePermissions.fromString("rwx------")));
+      } catch (UnsupportedOperationException notPosix) {
+        Files.createDirectories(dir); // Windows: the parent's access list applies
+      }
+    }
+    return dir;
   }
 
   private static long total(H2OutboxStore store) {
