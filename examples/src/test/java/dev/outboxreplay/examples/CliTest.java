@@ -202,6 +202,26 @@ class CliTest {
     assertThat(unusable.err()).contains("plain.txt");
   }
 
+  /** A file another process holds for itself: one line naming it, exit 2, for every command. */
+  @Test
+  void aFileLockedByAnotherProcessGetsOneLineAndExitTwo() throws Exception {
+    Path held = dir.resolve("held");
+    try (dev.outboxreplay.testkit.ChildJvm holder = dev.outboxreplay.testkit.ChildJvm.start(
+        HoldFileChild.class, dir.resolve("holder.err"), held.toString())) {
+      assertThat(holder.nextLine(Duration.ofSeconds(60))).as(holder.stderrText())
+          .isEqualTo("READY");
+      for (String[] args : List.of(new String[] {"status", "--db", held.toString()},
+          new String[] {"enqueue", "--db", held.toString(), "--operation", "note.put",
+              "--entity", "a", "--payload", "{}"},
+          new String[] {"replay", "--db", held.toString(), "--url", server.baseUrl()})) {
+        Run r = run(args);
+        assertThat(r.exit()).as("%s: %s", args[0], r.err()).isEqualTo(2);
+        assertThat(r.err().lines()).as(r.err()).hasSize(1);
+        assertThat(r.err()).contains("held.mv.db").contains("locked").doesNotContain("\tat ");
+      }
+    }
+  }
+
   /**
    * A receiver that takes the tenant from bearer tokens: replay sends the token read from
    * {@code --token-file} with commands and reconciliation lookups, and gets every command acked;
