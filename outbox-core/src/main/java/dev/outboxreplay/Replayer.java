@@ -35,11 +35,12 @@ import org.slf4j.LoggerFactory;
  * <p>Triggers: {@link #start()} (recovery, then a pass), {@link #onNetworkAvailable()} and the
  * {@link ConnectivityMonitor}, {@link #onAccepted()}, a timer for the next due retry, and, while
  * nothing is due, a look every {@link ReplayerBuilder#idleLookInterval} for commands other
- * processes accepted. A pass that fails (the store failed) is tried again after 250 ms, doubling
- * up to 1 s while the failure is {@linkplain OutboxStorageException#retryable() retryable}, 30 s
- * otherwise. They coalesce into single-flight passes. While offline (a request could not leave) replay holds with
- * back-off and spends no attempts; network-up resumes it at once. Several replayers (threads or
- * processes sharing the file) may run at once: leases and fencing tokens keep them apart.
+ * processes accepted. They coalesce into single-flight passes. A pass that fails (the store
+ * failed) is tried again after 250 ms, doubling up to 1 s while the failure is {@linkplain
+ * OutboxStorageException#retryable() retryable}, 30 s otherwise. While offline (a request could
+ * not leave) replay holds with back-off and spends no attempts; network-up resumes it at once.
+ * Several replayers (threads or processes sharing the file) may run at once: leases and fencing
+ * tokens keep them apart.
  *
  * <p>Threads: one daemon pass thread and {@code concurrency} daemon sender threads that do network
  * I/O only. {@link #close()} never interrupts a thread while it touches the database.

@@ -27,8 +27,9 @@ import javax.sql.DataSource;
 
 /**
  * One H2 file database, opened through a HikariCP pool with the durability settings the outbox
- * relies on, or reached through the application's own pool ({@link Builder#dataSource}). The outbox store, the inbox store and the application's own tables may all live in
- * it, so that a local change and an outbox row commit in one transaction.
+ * relies on, or reached through the application's own pool ({@link Builder#dataSource}). The
+ * outbox store, the inbox store and the application's own tables may all live in it, so that a
+ * local change and an outbox row commit in one transaction.
  *
  * <p>Opening never creates a fresh database in place of a file it cannot read, and never writes
  * to a file it refuses: a 0-byte file, a locked, corrupt or newer-format file, and a damaged one

@@ -41,7 +41,8 @@ class DurabilityTest {
       OutboxRecord a = syncs(db, "accept",
           () -> outbox.accept(OutboxCommand.of("op", "a", Map.of("n", 1))));
       syncs(db, "acceptAll", () -> outbox.acceptAll(List.of(
-          OutboxCommand.of("op", "b", Map.of("n", 2)), OutboxCommand.of("op", "c", Map.of("n", 3)))));
+          OutboxCommand.of("op", "b", Map.of("n", 2)),
+          OutboxCommand.of("op", "c", Map.of("n", 3)))));
       List<OutboxRecord> claimed = syncs(db, "claim",
           () -> store.claim("r", Duration.ofMinutes(1), 3, now));
       OutboxRecord first = claimed.stream().filter(r -> r.commandId().equals(a.commandId()))
@@ -73,7 +74,8 @@ class DurabilityTest {
       Inbox<Connection> inbox = Inbox.builder(store, (tx, m) -> m.bytes(), (s, id, r) -> { })
           .build();
       Instant now = Instant.now();
-      syncs(db, "receive (consume, mark projected)", () -> inbox.receive("s", "m1", new byte[] {1}));
+      syncs(db, "receive (consume, mark projected)",
+          () -> inbox.receive("s", "m1", new byte[] {1}));
       syncs(db, "consumeOnce", () -> store.consumeOnce(new InboxMessage("s", "m2", new byte[] {2}),
           now, tx -> new byte[] {2}));
       syncs(db, "markProjected", () -> {

@@ -32,14 +32,14 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Several processes on one outbox file, under random SIGKILLs: two app instances accept
- * commands and a third replays them to the reference server (which loses 10% of its answers after
- * committing), each a child JVM; this test's JVM does not open the file, so one of the children
- * serves it to the others and a kill of that one is a handover. 10 rounds: kill one of the three,
- * or an accepting one and the replaying one, at random, check that the others go on (no accept fails or takes longer than the bound;
- * a surviving replayer acks a command accepted after the kill), then restart the killed ones.
- * At the end every accepted command is acked, applied once locally, has exactly one effect at the
- * server, and each entity's effects arrived in accept order. Set {@code -Dsoak.seed=N} to replay;
- * the seed is printed.
+ * commands and a third replays them to the reference server (which loses 10% of its answers
+ * after committing), each a child JVM; this test's JVM does not open the file, so one of the
+ * children serves it to the others and a kill of that one is a handover. 10 rounds: kill one of
+ * the three, or an accepting one and the replaying one, at random; check that the others go on
+ * (no accept fails or takes longer than the bound; a surviving replayer acks a command accepted
+ * after the kill); then restart the killed ones. At the end every accepted command is acked,
+ * applied once locally, has exactly one effect at the server, and each entity's effects arrived
+ * in accept order. Set {@code -Dsoak.seed=N} to replay; the seed is printed.
  */
 class OutboxSoakTest {
   private static final int ROUNDS = 10;
@@ -226,7 +226,8 @@ class OutboxSoakTest {
           for (CommandId id : acknowledged) {
             assertThat(store.find(id)).as("seed %d: acknowledged %s", seed, id).isPresent();
           }
-          assertThat(ConcurrentReplayProcessesTest.count(clientDb, "SELECT COUNT(*) FROM applied_answer"))
+          assertThat(ConcurrentReplayProcessesTest.count(clientDb,
+              "SELECT COUNT(*) FROM applied_answer"))
               .as("seed %d: each answer applied once locally", seed).isEqualTo(stored);
           assertThat(notes.totalEffects()).as("seed %d: effects at the server", seed)
               .isEqualTo(stored);
