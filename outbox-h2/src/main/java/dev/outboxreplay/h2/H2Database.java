@@ -6,6 +6,7 @@ import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.internal.EvictBrokenConnections;
 import dev.outboxreplay.h2.internal.FileCheck;
 import dev.outboxreplay.h2.internal.H2Errors;
+import dev.outboxreplay.h2.internal.Handover;
 import dev.outboxreplay.h2.internal.LocalOnly;
 import dev.outboxreplay.h2.internal.PrivateFiles;
 import dev.outboxreplay.h2.internal.RetryingOpenDataSource;
@@ -21,7 +22,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.ThreadLocalRandom;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
 
@@ -49,10 +49,11 @@ public final class H2Database implements AutoCloseable {
   /** Default number of pooled connections. */
   public static final int DEFAULT_MAX_POOL_SIZE = 8;
   /**
-   * How long opening retries while other processes open the same file at the same moment (H2's
-   * lock-file races); after it, the failure is a retryable {@link OutboxStorageException}.
+   * How long opening a connection retries while other processes open the same file at the same
+   * moment (H2's lock-file races) or take it over from a process that went away; after it, the
+   * failure is a retryable {@link OutboxStorageException}.
    */
-  public static final Duration OPEN_RACE_RETRY = Duration.ofSeconds(5);
+  public static final Duration OPEN_RACE_RETRY = Handover.RETRY_FOR;
   /** Default time a statement waits for a row lock held by another transaction. */
   public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(10);
 
@@ -149,28 +150,14 @@ public final class H2Database implements AutoCloseable {
   }
 
   /**
-   * Opens the pool, retrying with back-off for up to {@link #OPEN_RACE_RETRY} while H2 reports
-   * that another process is opening the same file at the same moment.
+   * Opens the pool. Its data source ({@link RetryingOpenDataSource}) already opens again for up
+   * to {@link #OPEN_RACE_RETRY} while other processes open or take over the same file.
    */
   private static HikariDataSource openPool(Builder b, boolean readOnlyFile) {
-    long deadline = System.nanoTime() + OPEN_RACE_RETRY.toNanos();
-    long backoffMillis = 20;
-    while (true) {
-      try {
-        return new HikariDataSource(poolConfig(b, readOnlyFile));
-      } catch (RuntimeException e) {
-        OutboxStorageException failure = H2Errors.onOpen(dataFile(b.file), e);
-        if (!failure.retryable() || System.nanoTime() - deadline > 0) {
-          throw failure;
-        }
-        try {
-          Thread.sleep(backoffMillis + ThreadLocalRandom.current().nextLong(backoffMillis));
-        } catch (InterruptedException interrupted) {
-          Thread.currentThread().interrupt();
-          throw failure;
-        }
-        backoffMillis = Math.min(backoffMillis * 2, 400);
-      }
+    try {
+      return new HikariDataSource(poolConfig(b, readOnlyFile));
+    } catch (RuntimeException e) {
+      throw H2Errors.onOpen(dataFile(b.file), e);
     }
   }
 

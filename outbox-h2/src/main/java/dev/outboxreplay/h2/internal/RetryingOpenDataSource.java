@@ -4,23 +4,19 @@ import java.io.PrintWriter;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
-import java.time.Duration;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.locks.LockSupport;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.h2.jdbcx.JdbcDataSource;
 
 /**
- * Where the pool gets its physical connections: H2's own data source, with opening retried every
- * few tens of milliseconds while another process is opening, or taking over, the same file (H2's
- * lock-file races, a server that went away). Without it, the pool's own retry backs off
- * exponentially (10 ms doubling to 5 s), so a file taken over after 1.5 s was reached only after
- * 2.6 or 5.1 s. A failure that is not such a race, or one that lasts longer than {@link
- * Handover#RETRY_FOR}, is thrown at once.
+ * Where the pool gets its physical connections: H2's own data source, opened again through
+ * {@link Handover#retry} (pauses of 10 ms doubling to 200 ms) while another process is opening, or
+ * taking over, the same file (H2's lock-file races, a server that went away). Without it, the
+ * pool's own retry backs off from 10 ms doubling to 5 s, so a file taken over after 1.5 s was
+ * reached only after 2.6 or 5.1 s. A failure that is not such a race, or one that lasts longer
+ * than {@link Handover#RETRY_FOR}, is thrown as it is.
  */
 public final class RetryingOpenDataSource implements DataSource {
-  private static final long PAUSE_MILLIS = 25;
   private final JdbcDataSource h2 = new JdbcDataSource();
 
   /**
@@ -42,19 +38,7 @@ public final class RetryingOpenDataSource implements DataSource {
 
   @Override
   public Connection getConnection() throws SQLException {
-    long deadline = System.nanoTime() + Handover.RETRY_FOR.toNanos();
-    while (true) {
-      try {
-        return h2.getConnection();
-      } catch (SQLException e) {
-        if (!Handover.isHandover(e) || System.nanoTime() - deadline > 0
-            || Thread.currentThread().isInterrupted()) {
-          throw e;
-        }
-        LockSupport.parkNanos(Duration.ofMillis(
-            PAUSE_MILLIS + ThreadLocalRandom.current().nextLong(PAUSE_MILLIS)).toNanos());
-      }
-    }
+    return Handover.retry(h2::getConnection);
   }
 
   @Override
