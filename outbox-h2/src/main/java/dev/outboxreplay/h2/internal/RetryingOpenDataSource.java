@@ -18,6 +18,7 @@ import org.h2.jdbcx.JdbcDataSource;
  */
 public final class RetryingOpenDataSource implements DataSource {
   private final JdbcDataSource h2 = new JdbcDataSource();
+  private volatile int loginTimeoutSeconds;
 
   /**
    * @param url the H2 URL (with {@code CIPHER=AES} when {@code fileKey} is given)
@@ -56,14 +57,20 @@ public final class RetryingOpenDataSource implements DataSource {
     // no log writer
   }
 
+  /**
+   * Kept and given back, not applied: opening is bounded by {@link Handover#RETRY_FOR}. HikariCP
+   * sets it, and at shutdown waits that long for a connection still being opened; with 0 it did
+   * not wait, and a connection opened after the pool closed was never closed, keeping H2's
+   * database open in this JVM.
+   */
   @Override
   public void setLoginTimeout(int seconds) {
-    // opening is bounded by Handover.RETRY_FOR
+    this.loginTimeoutSeconds = seconds;
   }
 
   @Override
   public int getLoginTimeout() {
-    return 0;
+    return loginTimeoutSeconds;
   }
 
   @Override
