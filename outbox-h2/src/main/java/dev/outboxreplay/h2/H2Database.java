@@ -58,6 +58,8 @@ public final class H2Database implements AutoCloseable {
   public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(10);
 
   private final Path file;
+  private final java.util.concurrent.atomic.AtomicBoolean closed =
+      new java.util.concurrent.atomic.AtomicBoolean();
   private final Durability durability;
   private final boolean readOnly;
   /** The pool this class opened and closes; null for an application's own data source. */
@@ -91,8 +93,9 @@ public final class H2Database implements AutoCloseable {
       LocalOnly.requireLoopback(dataFile(file));
     }
     if (existed) {
-      // read-only: a refused file is not touched
-      FileCheck.verifyBeforeOpen(dataFile(file), builder.encryptionKey);
+      // read-only: a refused file is not touched; one opened for writing may first get a store
+      // header that leads to its last commits (StoreHeaderRepair)
+      FileCheck.verifyBeforeOpen(dataFile(file), builder.encryptionKey, !readOnly);
     } else {
       try {
         PrivateFiles.createParents(dataFile(file));
@@ -103,6 +106,7 @@ public final class H2Database implements AutoCloseable {
     }
     this.pool = openPool(builder, readOnly && !FileCheck.inUse(dataFile(file)));
     this.connections = pool;
+    FileCheck.openedHere(dataFile(file));
     if (readOnly) {
       return; // nothing to set: nothing is written
     }
@@ -116,6 +120,7 @@ public final class H2Database implements AutoCloseable {
       s.execute("SET WRITE_DELAY 0");
     } catch (SQLException e) {
       pool.close();
+      FileCheck.closedHere(dataFile(file));
       throw H2Errors.onOpen(dataFile(file), e);
     }
   }
@@ -166,7 +171,8 @@ public final class H2Database implements AutoCloseable {
     config.setPoolName("outbox-h2:" + b.file.getFileName());
     // opening retries H2's lock-file races at a short pace, not at the pool's growing back-off
     config.setDataSource(new RetryingOpenDataSource(
-        readOnlyFile ? readOnlyUrl(b) : jdbcUrl(b), b.encryptionKey));
+        readOnlyFile ? readOnlyUrl(b) : jdbcUrl(b), b.encryptionKey,
+        b.multiProcess && !readOnlyFile));
     config.setReadOnly(b.readOnly);
     config.setMinimumIdle(1);
     config.setMaximumPoolSize(b.maxPoolSize);
@@ -286,8 +292,9 @@ public final class H2Database implements AutoCloseable {
     for (Runnable action : beforeClose) {
       action.run();
     }
-    if (pool != null) {
+    if (pool != null && closed.compareAndSet(false, true)) {
       pool.close(); // an application's own data source stays open: it is the application's
+      FileCheck.closedHere(dataFile(file));
     }
   }
 

@@ -99,7 +99,7 @@ class StorageErrorsTest {
   @ValueSource(strings = {"together", "together-exit"})
   void processesOpeningOneFileAtTheSameMomentAllGetIn(String mode) throws Exception {
     int rounds = 6;
-    int lost = 0;
+    List<String> lost = new ArrayList<>();
     for (int round = 0; round < rounds; round++) {
       Path file = dir.resolve(mode + "-" + round);
       List<ChildJvm> children = new ArrayList<>();
@@ -117,8 +117,7 @@ class StorageErrorsTest {
         for (ChildJvm child : children) {
           String line = child.nextLine(CHILD);
           if (!"WROTE".equals(line)) {
-            lost++;
-            System.out.println(mode + " round " + round + ": " + line);
+            lost.add(mode + " round " + round + ": " + line + " / " + child.stderrText());
           }
         }
       } finally {
@@ -127,7 +126,7 @@ class StorageErrorsTest {
         }
       }
     }
-    assertThat(lost).as("children that could not open the file, of %d", rounds * 3).isZero();
+    assertThat(lost).as("children that could not open the file, of %d", rounds * 3).isEmpty();
   }
 
   @Test

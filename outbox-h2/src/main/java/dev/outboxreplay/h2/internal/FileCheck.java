@@ -30,7 +30,11 @@ import org.h2.store.fs.encrypt.FilePathEncrypt;
  *       damage, not a crash.
  * </ul>
  *
- * A file another process (or this one) has open is not checked here: whoever opened it first
+ * Before that check, a plain file opened for writing whose store header lags behind its last
+ * commits gets a header that leads to them ({@link StoreHeaderRepair}): H2's recovery would
+ * otherwise drop commits that had returned.
+ *
+ * <p>A file another process (or this one) has open is not checked here: whoever opened it first
  * checked it. Damage inside a data page that the headers do not show is found when the page is
  * read, as a fatal {@link OutboxStorageException}.
  */
@@ -39,7 +43,22 @@ public final class FileCheck {
       + "extract what H2 can still read with org.h2.tools.Recover (see docs/operations.md, "
       + "\"A damaged file\"), then move it away";
 
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FileCheck.class);
+  /** Files an {@code H2Database} of this JVM has open, with how many have each open. */
+  private static final java.util.concurrent.ConcurrentHashMap<Path, Integer> OPEN_HERE =
+      new java.util.concurrent.ConcurrentHashMap<>();
+
   private FileCheck() {}
+
+  /** Records that this JVM opened {@code file}; {@link #inUse} is then true without a look. */
+  public static void openedHere(Path file) {
+    OPEN_HERE.merge(file.toAbsolutePath().normalize(), 1, Integer::sum);
+  }
+
+  /** Undoes one {@link #openedHere}. */
+  public static void closedHere(Path file) {
+    OPEN_HERE.computeIfPresent(file.toAbsolutePath().normalize(), (f, n) -> n == 1 ? null : n - 1);
+  }
 
   /**
    * Checks {@code file} (an existing {@code .mv.db}) without writing to it.
@@ -47,6 +66,15 @@ public final class FileCheck {
    * @throws OutboxStorageException (not retryable) naming the file when it must not be opened
    */
   public static void verifyBeforeOpen(Path file, char[] fileKey) {
+    verifyBeforeOpen(file, fileKey, false);
+  }
+
+  /**
+   * As {@link #verifyBeforeOpen(Path, char[])}; with {@code repairHeader}, a plain file no one
+   * has open whose store header lags behind its last commits is first given a header that leads
+   * to them ({@link StoreHeaderRepair}), the only write made here.
+   */
+  public static void verifyBeforeOpen(Path file, char[] fileKey, boolean repairHeader) {
     long size;
     try {
       size = Files.size(file);
@@ -60,6 +88,17 @@ public final class FileCheck {
     }
     if (inUse(file)) {
       return;
+    }
+    if (repairHeader && fileKey == null) {
+      try {
+        String repaired = StoreHeaderRepair.repairIfBehind(file);
+        if (repaired != null) {
+          LOG.warn("Repaired before opening: {}", repaired);
+        }
+      } catch (IOException e) {
+        LOG.warn("Could not check the store header of {} for commits H2's recovery would miss: {}",
+            file, e.toString());
+      }
     }
     MVStore store;
     try {
@@ -108,8 +147,16 @@ public final class FileCheck {
     return key;
   }
 
-  /** True when another process (or this one) holds the file open: it has a lock on it. */
+  /**
+   * True when another process (or this one) holds the file open: it has a lock on it, or an
+   * {@code H2Database} of this JVM opened it.
+   */
   public static boolean inUse(Path file) {
+    if (OPEN_HERE.containsKey(file.toAbsolutePath().normalize())) {
+      // Not looked at: closing a channel of our own would drop the locks H2 holds on the file
+      // in this process (POSIX locks belong to the process, and any close releases them).
+      return true;
+    }
     try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
       FileLock lock = channel.tryLock(0L, Long.MAX_VALUE, true);
       if (lock == null) {

@@ -53,6 +53,17 @@ public final class H2Errors {
   }
 
   /**
+   * True for H2's "database may be already in use" (90020) when the holder named no server to
+   * reach it by. In multi-process mode that is also a passing state: another process has just
+   * created the lock file and not yet started the server it writes there, or is closing and has
+   * not yet let go of the data file. (A process that opened the file in single-process mode gives
+   * the same error for as long as it runs; it is reported once the open bound is over.)
+   */
+  public static boolean isLockedWithoutServer(SQLException e) {
+    return e.getErrorCode() == DATABASE_ALREADY_OPEN;
+  }
+
+  /**
    * True when the connection is dead because the database it reached is gone: the process
    * serving a shared file closed or died. The pool must not hand that connection out again; a
    * new one reaches the process that took the file over.

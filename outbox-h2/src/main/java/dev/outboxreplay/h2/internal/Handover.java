@@ -36,13 +36,22 @@ public final class Handover {
    * #RETRY_FOR}. Any other failure, or one after the bound, is thrown as is.
    */
   public static <R> R retry(SqlCall<R> call) throws SQLException {
+    return retry(call, e -> false);
+  }
+
+  /**
+   * As {@link #retry(SqlCall)}, and also runs {@code call} again while it fails with an error
+   * {@code alsoRetry} accepts.
+   */
+  public static <R> R retry(SqlCall<R> call, java.util.function.Predicate<SQLException> alsoRetry)
+      throws SQLException {
     long deadline = System.nanoTime() + RETRY_FOR.toNanos();
     long pause = FIRST_PAUSE_MILLIS;
     while (true) {
       try {
         return call.call();
       } catch (SQLException e) {
-        if (!isHandover(e) || System.nanoTime() - deadline > 0) {
+        if (!(isHandover(e) || alsoRetry.test(e)) || System.nanoTime() - deadline > 0) {
           throw e;
         }
         if (Thread.currentThread().isInterrupted()) {

@@ -18,13 +18,18 @@ import org.h2.jdbcx.JdbcDataSource;
  */
 public final class RetryingOpenDataSource implements DataSource {
   private final JdbcDataSource h2 = new JdbcDataSource();
+  private final boolean multiProcess;
   private volatile int loginTimeoutSeconds;
 
   /**
    * @param url the H2 URL (with {@code CIPHER=AES} when {@code fileKey} is given)
    * @param fileKey the file encryption password, or null for a plain file; copied
+   * @param multiProcess whether the URL opens the file in H2's multi-process mode; then a file
+   *     locked by a process that names no server yet is opened again too ({@link
+   *     H2Errors#isLockedWithoutServer}), as that process is starting or closing
    */
-  public RetryingOpenDataSource(String url, char[] fileKey) {
+  public RetryingOpenDataSource(String url, char[] fileKey, boolean multiProcess) {
+    this.multiProcess = multiProcess;
     h2.setURL(url);
     h2.setUser("sa");
     if (fileKey == null) {
@@ -39,7 +44,9 @@ public final class RetryingOpenDataSource implements DataSource {
 
   @Override
   public Connection getConnection() throws SQLException {
-    return Handover.retry(h2::getConnection);
+    return multiProcess
+        ? Handover.retry(h2::getConnection, H2Errors::isLockedWithoutServer)
+        : Handover.retry(h2::getConnection);
   }
 
   @Override

@@ -20,9 +20,16 @@ import javax.sql.DataSource;
  */
 public final class SchemaMigrator {
   /** How long a migration is tried again while other processes open the same file. */
-  private static final java.time.Duration RACE_RETRY = java.time.Duration.ofSeconds(5);
-  /** H2's "General error": an internal failure, seen while several processes opened a file. */
-  private static final int GENERAL_ERROR = 50000;
+  private static final java.time.Duration RACE_RETRY = Handover.RETRY_FOR;
+  /**
+   * H2 errors seen when processes that open one new file at the same moment run the same
+   * idempotent steps at once: the "General error" (50000) while a server starts, and a table,
+   * column, index or sequence another session is creating at that instant reported as missing
+   * (42102) or as existing (42101, 42111, 42121, 90035) despite {@code IF [NOT] EXISTS}. Run
+   * again, the migration finds the other session's work and goes on.
+   */
+  private static final java.util.Set<Integer> CONCURRENT_DDL =
+      java.util.Set.of(50000, 42101, 42102, 42111, 42121, 90035);
 
   private SchemaMigrator() {}
 
@@ -32,20 +39,28 @@ public final class SchemaMigrator {
    */
   public static int migrate(DataSource dataSource, Path file, String component,
       List<Migration> steps, Clock clock) {
-    long deadline = System.nanoTime() + RACE_RETRY.toNanos();
+    long firstFailure = 0;
     while (true) {
       try {
         return migrateOnce(dataSource, file, component, steps, clock);
       } catch (OutboxStorageException e) {
         SQLException cause = e.getCause() instanceof SQLException sql ? sql : null;
-        if (cause == null || !(e.retryable() || cause.getErrorCode() == GENERAL_ERROR)
-            || System.nanoTime() - deadline > 0) {
+        if (cause == null || !(e.retryable() || CONCURRENT_DDL.contains(cause.getErrorCode()))) {
+          throw e;
+        }
+        // counted from the first failure: getting the connection may already have waited out
+        // the other processes' open races
+        long now = System.nanoTime();
+        if (firstFailure == 0) {
+          firstFailure = now;
+        } else if (now - firstFailure > RACE_RETRY.toNanos()) {
           throw e;
         }
         // Steps are idempotent: another process opening the same file at the same moment can
         // make a step fail (a lock race, or an H2 internal error while its server starts).
-        java.util.concurrent.locks.LockSupport.parkNanos(
-            java.time.Duration.ofMillis(50).toNanos());
+        // jittered, so processes that collided do not collide again in step
+        java.util.concurrent.locks.LockSupport.parkNanos(java.time.Duration.ofMillis(
+            20 + java.util.concurrent.ThreadLocalRandom.current().nextLong(80)).toNanos());
       }
     }
   }

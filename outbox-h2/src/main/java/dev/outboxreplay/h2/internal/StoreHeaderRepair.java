@@ -1,0 +1,229 @@
+package dev.outboxreplay.h2.internal;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.channels.OverlappingFileLockException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.h2.mvstore.DataUtils;
+
+/**
+ * Makes commits that H2 2.5's recovery would drop after a process kill reachable again, before H2
+ * opens the file.
+ *
+ * <p>The gap, read from H2's {@code RandomAccessStore}: when a commit's chunk is written into free
+ * space other than where the previous chunk predicted ({@code next}), H2 rewrites the store header
+ * so that recovery can find it, but the header it writes still names the previous chunk ({@code
+ * lastChunk} is updated only after the write). After a kill, recovery starts at that previous
+ * chunk, follows its wrong prediction and the file's last chunk, never reaches the new one or the
+ * chunks written after it, and opens the older state: commits that had returned are gone, and no
+ * error says so. {@code FirstAckStressTest}-style kills right after an accept lost it in about 1
+ * of 300 kills; {@code SET RETENTION_TIME 0}, which frees space sooner, lost one in the first
+ * rounds.
+ *
+ * <p>The repair: when the file was not closed cleanly, and the chunk right after the one the
+ * header names (version + 1) is in the file with a valid header and footer, exactly once, not
+ * older than it, and neither where that chunk predicted nor at the end of the file (where H2
+ * looks), the header (both copies) is rewritten to name that chunk, as H2 meant to. H2's
+ * own recovery then follows the chain from there and checks, as always, that every chunk the
+ * newest state refers to is present, falling back to an older state if not. Nothing else in the
+ * file is touched. Encrypted files are not looked at (their blocks are not readable here).
+ */
+public final class StoreHeaderRepair {
+  private static final int BLOCK = 4096;
+  private static final int CHUNK_HEADER_MAX = 1024;
+  private static final int CHUNK_FOOTER = 128;
+
+  /** A chunk found in the file: its header fields, and the block it starts at. */
+  private record Chunk(long block, int id, long version, long length, long time, long next) {}
+
+  private StoreHeaderRepair() {}
+
+  /**
+   * Rewrites the store header of {@code file} when it names a chunk older than the chunk chain
+   * that follows it, holding an exclusive lock on the file meanwhile.
+   *
+   * @return what was changed, for the log, or null when nothing was (the file is clean, in use,
+   *     not readable here, or its header already leads to its newest commit)
+   * @throws IOException when the file cannot be read or the header cannot be written
+   */
+  public static String repairIfBehind(Path file) throws IOException {
+    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ,
+        StandardOpenOption.WRITE)) {
+      FileLock lock;
+      try {
+        lock = channel.tryLock();
+      } catch (OverlappingFileLockException e) {
+        return null;
+      }
+      if (lock == null) {
+        return null; // another process has it open: it is past recovery
+      }
+      try (lock) {
+        return repair(channel, file);
+      }
+    }
+  }
+
+  private static String repair(FileChannel channel, Path file) throws IOException {
+    long blocks = channel.size() / BLOCK;
+    if (blocks < 3) {
+      return null;
+    }
+    Map<String, String> first = checksummed(read(channel, 0, BLOCK));
+    Map<String, String> second = checksummed(read(channel, BLOCK, BLOCK));
+    Map<String, String> header = newer(first, second);
+    if (header == null || !header.containsKey("chunk") || !header.containsKey("version")) {
+      return null; // H2 reports an unreadable header itself
+    }
+    boolean agree = first != null && second != null
+        && hex(first.get("version")) == hex(second.get("version"));
+    if (agree && hex(header.getOrDefault("clean", "0")) != 0) {
+      return null; // closed cleanly: the header names the last chunk
+    }
+    long headerVersion = hex(header.get("version"));
+    Chunk named = null;
+    List<Chunk> successors = new ArrayList<>();
+    for (long block = 2; block < blocks; block++) {
+      Chunk c = chunkAt(channel, block, blocks);
+      if (c == null) {
+        continue;
+      }
+      if (c.version() == headerVersion && c.block() == hex(header.getOrDefault("block", "0"))) {
+        named = c;
+      } else if (c.version() == headerVersion + 1) {
+        successors.add(c);
+      }
+      // no skipping over a chunk's blocks: a dead chunk's header and footer may still be intact
+      // around a newer chunk written inside its old space
+    }
+    if (named == null || successors.size() != 1 || successors.get(0).time() < named.time()) {
+      return null; // nothing after the header's chunk, or not one unambiguous successor
+    }
+    Chunk next = successors.get(0);
+    if (next.block() == named.next() || next.block() + next.length() == blocks) {
+      return null; // H2 finds it: at the named chunk's prediction, or as the file's last chunk
+    }
+    HashMap<String, String> repaired = new HashMap<>(header);
+    repaired.remove("fletcher");
+    repaired.remove("clean");
+    repaired.put("block", Long.toHexString(next.block()));
+    repaired.put("chunk", Integer.toHexString(next.id()));
+    repaired.put("version", Long.toHexString(next.version()));
+    StringBuilder text = DataUtils.appendMap(new StringBuilder(), repaired);
+    byte[] body = text.toString().getBytes(StandardCharsets.ISO_8859_1);
+    DataUtils.appendMap(text, "fletcher", DataUtils.getFletcher32(body, 0, body.length));
+    text.append('\n');
+    byte[] bytes = text.toString().getBytes(StandardCharsets.ISO_8859_1);
+    ByteBuffer out = ByteBuffer.allocate(2 * BLOCK);
+    out.put(bytes);
+    out.position(BLOCK);
+    out.put(bytes);
+    out.rewind();
+    while (out.hasRemaining()) {
+      channel.write(out, out.position());
+    }
+    channel.force(true);
+    return "the store header of " + file + " named chunk " + header.get("chunk") + " (version "
+        + headerVersion + ") although chunk " + Integer.toHexString(next.id()) + " (version "
+        + next.version() + ") was written after it where H2's recovery does not look; the header "
+        + "now names it, so the commits in it and after it are recovered";
+  }
+
+  /** The chunk starting at {@code block} when its header and footer agree and check out. */
+  private static Chunk chunkAt(FileChannel channel, long block, long blocks) throws IOException {
+    Map<String, String> fields = headerFields(read(channel, block * BLOCK, CHUNK_HEADER_MAX));
+    if (fields == null) {
+      return null;
+    }
+    try {
+      long length = hex(fields.get("len"));
+      if (length <= 0 || block + length > blocks) {
+        return null;
+      }
+      Map<String, String> footer = checksummed(read(channel, (block + length) * BLOCK
+          - CHUNK_FOOTER, CHUNK_FOOTER));
+      if (footer == null || !fields.get("chunk").equals(footer.get("chunk"))
+          || !fields.get("version").equals(footer.get("version"))
+          || !fields.get("len").equals(footer.get("len"))) {
+        return null;
+      }
+      return new Chunk(block, (int) hex(fields.get("chunk")), hex(fields.get("version")), length,
+          hex(fields.getOrDefault("time", "0")), hex(fields.getOrDefault("next", "0")));
+    } catch (RuntimeException e) {
+      return null; // not a chunk header after all
+    }
+  }
+
+  private static Map<String, String> headerFields(byte[] bytes) {
+    String text = new String(bytes, StandardCharsets.ISO_8859_1);
+    if (!text.startsWith("chunk:")) {
+      return null;
+    }
+    int end = text.indexOf('\n');
+    try {
+      Map<String, String> fields = DataUtils.parseMap((end < 0 ? text : text.substring(0, end))
+          .trim());
+      return fields.containsKey("chunk") && fields.containsKey("len")
+          && fields.containsKey("version") ? fields : null;
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  /** A {@code key:value,...,fletcher:x} line whose checksum matches, or null. */
+  static Map<String, String> checksummed(byte[] bytes) {
+    String text = new String(bytes, StandardCharsets.ISO_8859_1);
+    int end = text.indexOf('\n');
+    if (end < 0) {
+      return null;
+    }
+    String line = text.substring(0, end).trim();
+    int at = line.lastIndexOf(",fletcher:");
+    if (at < 0) {
+      return null;
+    }
+    byte[] body = line.substring(0, at).getBytes(StandardCharsets.ISO_8859_1);
+    try {
+      if (DataUtils.getFletcher32(body, 0, body.length)
+          != (int) Long.parseLong(line.substring(at + ",fletcher:".length()), 16)) {
+        return null;
+      }
+      return DataUtils.parseMap(line);
+    } catch (RuntimeException e) {
+      return null;
+    }
+  }
+
+  private static Map<String, String> newer(Map<String, String> a, Map<String, String> b) {
+    if (a == null || b == null) {
+      return a == null ? b : a;
+    }
+    try {
+      return hex(b.get("version")) > hex(a.get("version")) ? b : a;
+    } catch (RuntimeException e) {
+      return a;
+    }
+  }
+
+  private static byte[] read(FileChannel channel, long position, int length) throws IOException {
+    ByteBuffer buffer = ByteBuffer.allocate(length);
+    while (buffer.hasRemaining()) {
+      if (channel.read(buffer, position + buffer.position()) < 0) {
+        break;
+      }
+    }
+    return buffer.array();
+  }
+
+  private static long hex(String value) {
+    return value == null ? 0 : Long.parseLong(value, 16);
+  }
+}
