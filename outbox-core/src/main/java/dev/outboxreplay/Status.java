@@ -4,8 +4,9 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * Where an outbox row is in its life. The names returned by {@link #wireName()} are what the
- * store writes to disk and what the command-line tool prints; they never change meaning.
+ * Where an outbox row is in its life. The names returned by {@link #wireName()} (and {@link
+ * #toString()}) are what the store writes to disk and what the command-line tool prints; they
+ * never change meaning.
  *
  * <p>Which moves between statuses are legal is decided by {@link StateMachine} alone.
  */
@@ -49,6 +50,16 @@ public enum Status {
   /** Lower-case name stored in the database and printed by tools, e.g. {@code retryable_failed}. */
   public String wireName() {
     return name().toLowerCase(Locale.ROOT);
+  }
+
+  /**
+   * The {@linkplain #wireName() wire name}, so that statuses and counts print as the database
+   * stores them and the tools show them ({@code {queued=1, acked=2}}). {@link #name()} stays the
+   * Java constant's name.
+   */
+  @Override
+  public String toString() {
+    return wireName();
   }
 
   /**

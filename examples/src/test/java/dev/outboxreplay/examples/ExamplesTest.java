@@ -36,9 +36,9 @@ class ExamplesTest {
     String first = captureStdout(() -> QuickStart.main(new String[] {db}));
     assertThat(first).contains("queued ").contains("key note.put:note-1:")
         .contains("payload {\"body\":\"buy milk\",\"id\":\"note-1\"}")
-        .contains("QUEUED=1");
+        .contains("queued=1");
     String second = captureStdout(() -> QuickStart.main(new String[] {db}));
-    assertThat(second).contains("QUEUED=2");
+    assertThat(second).contains("queued=2");
   }
 
   @Test

@@ -199,8 +199,8 @@ class ReplayerTest {
       assertThat(notSent.attempt()).isZero();
       assertThat(notSent.lastError().code()).isEqualTo("not_sent_replay_paused");
       assertThat(f.store.auditTrail(b.commandId())).extracting(e -> e.to() + ":" + e.reason())
-          .containsExactly("CLAIMED:claimed", "SENDING:sending",
-              "RETRYABLE_FAILED:not_sent_replay_paused");
+          .containsExactly("claimed:claimed", "sending:sending",
+              "retryable_failed:not_sent_replay_paused");
       assertThat(f.status(c)).isEqualTo(Status.QUEUED);
       refreshCredentials.run();
       assertThat(replayer.runPass().acked()).isEqualTo(3);
@@ -221,9 +221,9 @@ class ReplayerTest {
       assertThat(replayer.runPass().acked()).isEqualTo(2);
     }
     assertThat(f.store.auditTrail(b.commandId())).extracting(e -> e.to() + ":" + e.reason())
-        .containsExactly("CLAIMED:claimed", "SENDING:sending",
-            "RETRYABLE_FAILED:not_sent_lease_half_spent", "CLAIMED:claimed", "SENDING:sending",
-            "ACKED:acked");
+        .containsExactly("claimed:claimed", "sending:sending",
+            "retryable_failed:not_sent_lease_half_spent", "claimed:claimed", "sending:sending",
+            "acked:acked");
     assertThat(f.posts(b)).as("sent once, under its fresh claim").isEqualTo(1);
     assertThat(f.store.find(b.commandId()).orElseThrow().attempt()).isEqualTo(1);
   }
@@ -303,8 +303,8 @@ class ReplayerTest {
     }
     assertThat(f.store.auditTrail(cmd.commandId())).extracting(e -> e.to() + ":" + e.reason())
         .as("the receiver has the effect: unknown, then reconciled, never resent as new")
-        .containsExactly("CLAIMED:claimed", "SENDING:sending",
-            "UNKNOWN:stale_response", "CLAIMED:claimed", "ACKED:reconciled_committed");
+        .containsExactly("claimed:claimed", "sending:sending",
+            "unknown:stale_response", "claimed:claimed", "acked:reconciled_committed");
     assertThat(f.applied).as("only the answer obtained under the current session").hasValue(1);
     assertThat(appliedRows()).isEqualTo(1);
     assertThat(f.posts(cmd)).isEqualTo(1);

@@ -261,7 +261,7 @@ public abstract class OutboxStoreContract<T> {
         .isEmpty();
     assertThat(store.recoverExpiredLeases(now()))
         .extracting(e -> e.from() + ">" + e.to() + ":" + e.reason())
-        .containsExactly("CLAIMED>QUEUED:lease_expired_while_claimed");
+        .containsExactly("claimed>queued:lease_expired_while_claimed");
     OutboxRecord successor = claimOne("B");
     assertThat(successor.claimOwner()).isEqualTo("B");
 
@@ -305,7 +305,7 @@ public abstract class OutboxStoreContract<T> {
     clock.advance(LEASE);
     assertThat(store.recoverExpiredLeases(now()))
         .extracting(e -> e.from() + ">" + e.to() + ":" + e.reason() + "@" + e.fencingToken())
-        .containsExactly("SENDING>UNKNOWN:lease_expired_while_sending@" + held.fencingToken());
+        .containsExactly("sending>unknown:lease_expired_while_sending@" + held.fencingToken());
     assertThat(store.auditTrail(accepted.commandId())).last()
         .extracting(OutboxStore.AuditEntry::reason)
         .isEqualTo(Reason.LEASE_EXPIRED_WHILE_SENDING);
@@ -329,7 +329,7 @@ public abstract class OutboxStoreContract<T> {
     clock.advance(LEASE);
     assertThat(store.recoverExpiredLeases(now()))
         .extracting(e -> e.from() + ">" + e.to() + ":" + e.reason())
-        .containsExactly("CLAIMED>UNKNOWN:lease_expired_while_claimed");
+        .containsExactly("claimed>unknown:lease_expired_while_claimed");
     OutboxRecord takenOver = claimOne("C");
     assertThat(takenOver.claimedFrom()).isEqualTo(Status.UNKNOWN);
     assertThat(takenOver.fencingToken()).isGreaterThan(reclaimed.fencingToken());
@@ -466,9 +466,9 @@ public abstract class OutboxStoreContract<T> {
         Outcome.retryable(now(), error("http_503")), now());
     assertThat(store.auditTrail(accepted.commandId()))
         .extracting(e -> e.from() + ">" + e.to() + ":" + e.reason() + "@" + e.fencingToken())
-        .containsExactly("QUEUED>CLAIMED:claimed@" + held.fencingToken(),
-            "CLAIMED>SENDING:sending@" + held.fencingToken(),
-            "SENDING>RETRYABLE_FAILED:retryable_response@" + held.fencingToken());
+        .containsExactly("queued>claimed:claimed@" + held.fencingToken(),
+            "claimed>sending:sending@" + held.fencingToken(),
+            "sending>retryable_failed:retryable_response@" + held.fencingToken());
     clock.advance(java.time.Duration.ofDays(40));
     assertThat(store.pruneAudit(now().minus(java.time.Duration.ofDays(30)))).isEqualTo(3);
     assertThat(store.auditTrail(accepted.commandId())).isEmpty();
