@@ -7,8 +7,11 @@ import java.util.Arrays;
 import java.util.HexFormat;
 
 /**
- * The canonical JSON bytes of a command and their SHA-256. Stored once at accept and sent
- * byte-identical on every attempt. Immutable: the bytes are copied in and copied out.
+ * The canonical JSON bytes of a command (RFC 8785, JSON Canonicalization Scheme) and their
+ * SHA-256. Stored once at accept and sent byte-identical on every attempt; a receiver that
+ * canonicalizes the body with any JCS library gets the same bytes and hash. At accept, a number a
+ * double would change ({@code 1e400}, {@code 9007199254740993}) is refused, naming where it is.
+ * Immutable: the bytes are copied in and copied out.
  */
 public final class Payload {
   private final byte[] bytes;

@@ -136,7 +136,7 @@ class CliTest {
 
   @Test
   void aFromFileIsReadAsStrictlyAsPayloadAndStoresTheSameBytes() throws Exception {
-    String odd = "{\"entity\":\"n1\",\"big\":1e400,\"fine\":0.1000000000000000000000000001}";
+    String odd = "{\"entity\":\"n1\",\"big\":1E30,\"fine\":4.50,\"tiny\":2e-3}";
     Run direct = enqueue("n1", odd);
     assertThat(direct.exit()).as(direct.err()).isZero();
     Path file = dir.resolve("odd.jsonl");
@@ -150,8 +150,20 @@ class CliTest {
     String first = stored.get(0).replaceAll(".*\"payload\":(\\{[^}]*}).*", "$1");
     String second = stored.get(1).replaceAll(".*\"payload\":(\\{[^}]*}).*", "$1");
     assertThat(second).isEqualTo(first.replace("n1", "n2"));
-    assertThat(first).contains("\"big\":1E+400").contains("0.1000000000000000000000000001")
-        .doesNotContain("Infinity");
+    // RFC 8785's forms, whichever way the payload came in
+    assertThat(first).contains("\"big\":1e+30,\"entity\":\"n1\",\"fine\":4.5,\"tiny\":0.002");
+    for (String[] changed : new String[][] {
+        {"{\"big\":1e400}", "$.big"}, {"{\"fine\":0.1000000000000000000000000001}", "$.fine"},
+        {"{\"id\":9007199254740993}", "$.id"}}) {
+      Run direct2 = enqueue("n9", changed[0]);
+      assertThat(direct2.exit()).as(changed[0]).isEqualTo(2);
+      assertThat(direct2.err()).contains(changed[1]).doesNotContain("\tat ");
+      Files.writeString(file, "{\"operation\":\"note.put\",\"entity\":\"n9\",\"payload\":"
+          + changed[0] + "}\n");
+      Run fromFile2 = run("enqueue", "--db", db, "--from", file.toString());
+      assertThat(fromFile2.exit()).as(changed[0]).isEqualTo(2);
+      assertThat(fromFile2.err()).contains("line 1").contains(changed[1]);
+    }
 
     for (String[] bad : new String[][] {
         {"{\"operation\":\"note.put\",\"entity\":\"n3\",\"payload\":{\"a\":1,\"a\":2}}",

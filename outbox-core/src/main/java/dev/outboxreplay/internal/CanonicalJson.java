@@ -5,25 +5,33 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import com.fasterxml.jackson.databind.node.ArrayNode;
 import com.fasterxml.jackson.databind.node.JsonNodeFactory;
-import com.fasterxml.jackson.databind.node.ObjectNode;
+import java.io.IOException;
 import java.math.BigDecimal;
-import java.util.ArrayList;
-import java.util.Collections;
 import java.util.Iterator;
-import java.util.List;
+import java.util.Map;
+import org.erdtman.jcs.JsonCanonicalizer;
+import org.erdtman.jcs.NumberToJSON;
 
 /**
- * Turns a payload into canonical JSON bytes: object keys sorted by UTF-16 code units, no
- * insignificant whitespace, each number in one form. Two logically equal payloads give equal
- * bytes. NaN and infinities are refused because JSON has no such numbers.
+ * Turns a payload into canonical JSON bytes per RFC 8785 (JSON Canonicalization Scheme, JCS):
+ * object keys sorted by UTF-16 code units, no insignificant whitespace, strings escaped as JCS
+ * says, numbers written as ECMAScript writes the IEEE 754 double they denote ({@code 1e21}
+ * becomes {@code 1e+21}, {@code 1.50} becomes {@code 1.5}). A receiver in any language with a
+ * JCS library gets the same bytes, and so the same SHA-256.
  *
- * <p>Numbers: an integral value of at most {@value #MAX_PLAIN_DIGITS} digits is written as a
- * plain integer ({@code 2.0} and {@code 2e0} become {@code 2}); any other value is written as
- * {@link BigDecimal#toString()} of its value with trailing zeros stripped ({@code 1.50} becomes
- * {@code 1.5}, {@code 1e400} stays {@code 1E+400}). The output is never much longer than the
- * input: a few bytes such as {@code 1e99999999} must not expand into a hundred million digits.
+ * <p>JCS, like I-JSON (RFC 7493), reads every number as a double. A number that would change
+ * value on the way is refused, naming where it is ({@code $.order.total}), never changed:
+ * <ul>
+ *   <li>outside the double range, or so small it would become 0 ({@code 1e400}, {@code 1e-400});
+ *   <li>an integer written without fraction or exponent that a double does not hold exactly
+ *       ({@code 9007199254740993}, a 64-bit id; send it as a string);
+ *   <li>any other number with more than {@value #DOUBLE_DIGITS} significant digits that its
+ *       double does not keep ({@code 0.1000000000000000000000000001}).
+ * </ul>
+ * Any other number of at most {@value #DOUBLE_DIGITS} significant digits is the nearest double, as
+ * I-JSON reads it: {@code 333333333.33333329} becomes {@code 333333333.3333333}, RFC 8785's own
+ * example. Text must also be one JSON value without duplicate keys or trailing content.
  *
  * <p>Thread-safe.
  */
@@ -34,8 +42,8 @@ public final class CanonicalJson {
       .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
       .build();
   private static final JsonNodeFactory NODES = JsonNodeFactory.withExactBigDecimals(true);
-  /** Longest integer written in plain digits; longer ones keep an exponent. */
-  static final int MAX_PLAIN_DIGITS = 100;
+  /** Significant digits that always suffice to write a double (17). */
+  static final int DOUBLE_DIGITS = 17;
 
   private CanonicalJson() {}
 
@@ -52,7 +60,7 @@ public final class CanonicalJson {
       throw new IllegalArgumentException("cannot be serialized to JSON by Jackson: "
           + rootMessage(e), e);
     }
-    return write(canonical(tree == null ? NODES.nullNode() : tree));
+    return write(tree == null ? NODES.nullNode() : tree);
   }
 
   /**
@@ -71,58 +79,87 @@ public final class CanonicalJson {
     if (tree == null || tree.isMissingNode()) {
       throw new IllegalArgumentException("is not valid JSON: no value");
     }
-    return write(canonical(tree));
+    return write(tree);
   }
 
+  /** Checks every number, then lets the RFC 8785 reference implementation write the bytes. */
   private static byte[] write(JsonNode node) {
+    checkNumbers(node, "$");
     try {
-      return MAPPER.writeValueAsBytes(node);
-    } catch (JsonProcessingException e) {
-      throw new IllegalArgumentException("cannot be written as JSON: " + e.getOriginalMessage(), e);
+      // the reference implementation takes only an object at the top: wrap any value in one
+      String wrapped = new JsonCanonicalizer("{\"\":" + MAPPER.writeValueAsString(node) + "}")
+          .getEncodedString();
+      return wrapped.substring("{\"\":".length(), wrapped.length() - 1)
+          .getBytes(java.nio.charset.StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("cannot be written as JSON: " + e.getMessage(), e);
     }
   }
 
-  private static JsonNode canonical(JsonNode node) {
+  private static void checkNumbers(JsonNode node, String path) {
     if (node.isObject()) {
-      List<String> names = new ArrayList<>();
-      node.fieldNames().forEachRemaining(names::add);
-      Collections.sort(names);
-      ObjectNode sorted = NODES.objectNode();
-      for (String name : names) {
-        sorted.set(name, canonical(node.get(name)));
+      for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
+        Map.Entry<String, JsonNode> field = it.next();
+        checkNumbers(field.getValue(), path + "." + field.getKey());
       }
-      return sorted;
-    }
-    if (node.isArray()) {
-      ArrayNode array = NODES.arrayNode(node.size());
-      for (Iterator<JsonNode> it = node.elements(); it.hasNext(); ) {
-        array.add(canonical(it.next()));
+    } else if (node.isArray()) {
+      for (int i = 0; i < node.size(); i++) {
+        checkNumbers(node.get(i), path + "[" + i + "]");
       }
-      return array;
+    } else if (node.isNumber()) {
+      checkNumber(node, path);
     }
-    if (node.isNumber()) {
-      return canonicalNumber(node);
-    }
-    return node;
   }
 
-  private static JsonNode canonicalNumber(JsonNode node) {
-    BigDecimal value;
-    if (node.isIntegralNumber()) {
-      value = new BigDecimal(node.bigIntegerValue());
-    } else if (node.isBigDecimal()) {
-      value = node.decimalValue();
-    } else if (Double.isFinite(node.doubleValue())) {
-      value = new BigDecimal(Double.toString(node.doubleValue()));
-    } else {
-      throw new IllegalArgumentException("holds " + node.doubleValue()
-          + ", which JSON cannot represent");
+  private static void checkNumber(JsonNode node, String path) {
+    if (node.isFloatingPointNumber() && !node.isBigDecimal()) {
+      double d = node.doubleValue(); // a Java double or float: any finite one is exact
+      if (!Double.isFinite(d)) {
+        throw new IllegalArgumentException("holds " + d + " at " + path
+            + ", which JSON cannot represent");
+      }
+      return;
     }
-    BigDecimal stripped = value.signum() == 0 ? BigDecimal.ZERO : value.stripTrailingZeros();
-    boolean plainInteger = stripped.scale() <= 0
-        && stripped.precision() - stripped.scale() <= MAX_PLAIN_DIGITS;
-    return plainInteger
-        ? NODES.numberNode(stripped.toBigIntegerExact()) : NODES.numberNode(stripped);
+    BigDecimal value = node.isIntegralNumber()
+        ? new BigDecimal(node.bigIntegerValue()) : node.decimalValue();
+    if (value.precision() - value.scale() > 400 || value.scale() - value.precision() > 400) {
+      throw refused(value, path, "is outside the range of a double");
+    }
+    double d = value.doubleValue();
+    if (!Double.isFinite(d) || (d == 0 && value.signum() != 0)) {
+      throw refused(value, path, "is outside the range of a double");
+    }
+    BigDecimal written = new BigDecimal(es6(d));
+    if (written.compareTo(value) == 0) {
+      return;
+    }
+    BigDecimal stripped = value.stripTrailingZeros();
+    if (node.isIntegralNumber()) { // written without fraction or exponent: meant exactly
+      throw refused(value, path, "is an integer a double does not hold exactly (it would become "
+          + es6(d) + "); send it as a string");
+    }
+    if (stripped.precision() > DOUBLE_DIGITS) {
+      throw refused(value, path, "has more significant digits than a double keeps (it would "
+          + "become " + es6(d) + "); send it as a string");
+    }
+  }
+
+  /** How ECMAScript (and so RFC 8785) writes {@code d}; {@code d} is finite. */
+  private static String es6(double d) {
+    try {
+      return NumberToJSON.serializeNumber(d);
+    } catch (IOException e) {
+      throw new IllegalArgumentException("cannot write " + d + " as RFC 8785 does", e);
+    }
+  }
+
+  private static IllegalArgumentException refused(BigDecimal value, String path, String why) {
+    String shown = value.toString();
+    if (shown.length() > 40) {
+      shown = shown.substring(0, 37) + "...";
+    }
+    return new IllegalArgumentException("holds the number " + shown + " at " + path + ", which "
+        + why + " (RFC 8785 and I-JSON read numbers as IEEE 754 doubles)");
   }
 
   private static String rootMessage(Throwable e) {

@@ -42,21 +42,66 @@ class CanonicalJsonTest {
   }
 
   @Test
-  void numbersHaveOneForm() {
-    assertThat(text(CanonicalJson.fromText("[1.50, 1e2, -0.0, 0.1, 12345678901234567890]")))
-        .isEqualTo("[1.5,100,0,0.1,12345678901234567890]");
-    assertThat(text(CanonicalJson.fromValue(List.of(0.1d, 1.0f, 3L))))
-        .isEqualTo("[0.1,1,3]");
+  void numbersHaveOneFormTheOneEcmaScriptWritesForTheirDouble() {
+    assertThat(text(CanonicalJson.fromText(
+        "[1.50, 1e2, -0.0, 0.1, 1e21, 1e-7, 123456789012345680000, 9007199254740992]")))
+        .isEqualTo("[1.5,100,0,0.1,1e+21,1e-7,123456789012345680000,9007199254740992]");
+    assertThat(text(CanonicalJson.fromValue(List.of(0.1d, 1.0f, 3L, 1e21d))))
+        .isEqualTo("[0.1,1,3,1e+21]");
+  }
+
+  /** RFC 8785, section 3.2.3: the sample input and its canonical form, byte for byte. */
+  @Test
+  void rfc8785SampleGivesTheRfcsBytes() {
+    String input = """
+        {
+          "numbers": [333333333.33333329, 1E30, 4.50, 2e-3, 0.000000000000000000000000001],
+          "string": "\\u20ac$\\u000F\\u000aA'\\u0042\\u0022\\u005c\\\\\\"\\/",
+          "literals": [null, true, false]
+        }""";
+    String expected = "{\"literals\":[null,true,false],\"numbers\":[333333333.3333333,"
+        + "1e+30,4.5,0.002,1e-27],\"string\":\"\u20ac$\\u000f\\nA'B\\\"\\\\\\\\\\\"/\"}";
+    assertThat(text(CanonicalJson.fromText(input))).isEqualTo(expected);
+  }
+
+  /** RFC 8785, appendix B: number serialization samples (given there as IEEE 754 bit patterns). */
+  @Test
+  void rfc8785NumberSamples() {
+    String[][] samples = {
+        {"4340000000000001", "9007199254740994"},
+        {"4340000000000002", "9007199254740996"},
+        {"444b1ae4d6e2ef50", "1e+21"},
+        {"3eb0c6f7a0b5ed8d", "0.000001"},
+        {"3eb0c6f7a0b5ed8c", "9.999999999999997e-7"},
+        {"7fefffffffffffff", "1.7976931348623157e+308"},
+        {"0000000000000001", "5e-324"},
+        {"44b52d02c7e14af6", "1e+23"},
+        {"c3e0000000000000", "-9223372036854776000"},
+    };
+    for (String[] sample : samples) {
+      double d = Double.longBitsToDouble(Long.parseUnsignedLong(sample[0], 16));
+      assertThat(text(CanonicalJson.fromValue(d))).as(sample[0]).isEqualTo(sample[1]);
+      assertThat(text(CanonicalJson.fromText(sample[1]))).as(sample[1]).isEqualTo(sample[1]);
+    }
   }
 
   @Test
-  void hugeExponentsStayShortInsteadOfExpandingIntoDigits() {
-    byte[] canonical = CanonicalJson.fromText("[1e99999999, 1e100, 1e99, -2.5E-400, 0.0000001]");
-    assertThat(text(canonical))
-        .isEqualTo("[1E+99999999,1E+100," + "1" + "0".repeat(99) + ",-2.5E-400,1E-7]");
-    String hundredAndOneDigits = "1" + "0".repeat(100);
-    assertThat(CanonicalJson.fromText(hundredAndOneDigits))
-        .isEqualTo(CanonicalJson.fromText("1e100"));
+  void numbersThatWouldChangeValueAreRefusedNamingWhere() {
+    for (String[] bad : new String[][] {
+        {"{\"a\":{\"big\":1e400}}", "$.a.big"},
+        {"[1, 1e-400]", "$[1]"},
+        {"{\"id\":9007199254740993}", "$.id"},
+        {"{\"n\":12345678901234567890}", "$.n"},
+        {"{\"fine\":0.1000000000000000000000000001}", "$.fine"},
+        {"1e99999999", "$"},
+    }) {
+      assertThatThrownBy(() -> CanonicalJson.fromText(bad[0])).as(bad[0])
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining(" at " + bad[1] + ", which ")
+          .hasMessageContaining("double");
+    }
+    assertThatThrownBy(() -> CanonicalJson.fromValue(Map.of("id", 9007199254740993L)))
+        .hasMessageContaining("$.id").hasMessageContaining("send it as a string");
   }
 
   @Test

@@ -24,7 +24,7 @@ final class Cli {
   static final int ENDED_REFUSED = 5;
   /** {@code requeue}: refused because it would reorder the command's entity. */
   static final int WOULD_REORDER = 6;
-  /** Shows numbers exactly as stored: {@code 1E+400} stays itself, never {@code Infinity}. */
+  /** Reads stored payloads without turning any number into a double on the way. */
   static final ObjectMapper JSON = JsonMapper.builder()
       .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
       .nodeFactory(JsonNodeFactory.withExactBigDecimals(true))
