@@ -104,9 +104,17 @@ public final class H2Database implements AutoCloseable {
             + e, e);
       }
     }
-    this.pool = openPool(builder, readOnly && !FileCheck.inUse(dataFile(file)));
-    this.connections = pool;
+    boolean readOnlyFile = readOnly && !FileCheck.inUse(dataFile(file));
+    // registered before H2 opens it: from here on no check in this JVM opens (and, closing it,
+    // unlocks) a channel of its own on the file
     FileCheck.openedHere(dataFile(file));
+    try {
+      this.pool = openPool(builder, readOnlyFile);
+    } catch (RuntimeException e) {
+      FileCheck.closedHere(dataFile(file));
+      throw e;
+    }
+    this.connections = pool;
     if (readOnly) {
       return; // nothing to set: nothing is written
     }
