@@ -95,7 +95,7 @@ public final class FileCheck {
         if (repaired != null) {
           LOG.warn("Repaired before opening: {}", repaired);
         }
-      } catch (IOException e) {
+      } catch (IOException | RuntimeException e) {
         LOG.warn("Could not check the store header of {} for commits H2's recovery would miss: {}",
             file, e.toString());
       }

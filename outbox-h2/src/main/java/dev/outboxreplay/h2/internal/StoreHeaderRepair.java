@@ -40,6 +40,8 @@ public final class StoreHeaderRepair {
   private static final int BLOCK = 4096;
   private static final int CHUNK_HEADER_MAX = 1024;
   private static final int CHUNK_FOOTER = 128;
+  private static final int SCAN_BLOCKS = 256;
+  private static final byte[] CHUNK_PREFIX = "chunk:".getBytes(StandardCharsets.ISO_8859_1);
 
   /** A chunk found in the file: its header fields, and the block it starts at. */
   private record Chunk(long block, int id, long version, long length, long time, long next) {}
@@ -89,9 +91,21 @@ public final class StoreHeaderRepair {
       return null; // closed cleanly: the header names the last chunk
     }
     long headerVersion = hex(header.get("version"));
+    ByteBuffer scan = null;
     Chunk named = null;
     List<Chunk> successors = new ArrayList<>();
+    // one sequential pass over the file, SCAN_BLOCKS at a time; only blocks that start like a
+    // chunk header are looked at closer
+    long scanStart = 2;
     for (long block = 2; block < blocks; block++) {
+      if (scan == null || block == scanStart + SCAN_BLOCKS) {
+        scanStart = block;
+        scan = ByteBuffer.wrap(read(channel, block * BLOCK,
+            (int) Math.min(SCAN_BLOCKS, blocks - block) * BLOCK));
+      }
+      if (!startsLikeAChunk(scan, (int) (block - scanStart) * BLOCK)) {
+        continue;
+      }
       Chunk c = chunkAt(channel, block, blocks);
       if (c == null) {
         continue;
@@ -135,6 +149,15 @@ public final class StoreHeaderRepair {
         + headerVersion + ") although chunk " + Integer.toHexString(next.id()) + " (version "
         + next.version() + ") was written after it where H2's recovery does not look; the header "
         + "now names it, so the commits in it and after it are recovered";
+  }
+
+  private static boolean startsLikeAChunk(ByteBuffer scan, int offset) {
+    for (int i = 0; i < CHUNK_PREFIX.length; i++) {
+      if (scan.get(offset + i) != CHUNK_PREFIX[i]) {
+        return false;
+      }
+    }
+    return true;
   }
 
   /** The chunk starting at {@code block} when its header and footer agree and check out. */
