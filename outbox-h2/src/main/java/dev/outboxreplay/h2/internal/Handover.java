@@ -17,7 +17,10 @@ import java.util.concurrent.locks.LockSupport;
  * the one that loses waits for the winner's new lock file to age too, up to about 5.5 s.
  */
 public final class Handover {
-  /** Longest a call keeps retrying through a handover before its failure is returned. */
+  /**
+   * Longest a call keeps retrying through a handover, counted from its first failure (the first
+   * try may itself have waited, for example for a connection), before its failure is returned.
+   */
   public static final Duration RETRY_FOR = Duration.ofSeconds(10);
   private static final long FIRST_PAUSE_MILLIS = 10;
   private static final long LONGEST_PAUSE_MILLIS = 200;
@@ -33,7 +36,8 @@ public final class Handover {
   /**
    * Runs {@code call}; while it fails because the file's server went away ({@link
    * #isHandover(SQLException)}), runs it again after a short jittered pause, for up to {@link
-   * #RETRY_FOR}. Any other failure, or one after the bound, is thrown as is.
+   * #RETRY_FOR} after the first failure. Any other failure, or one after the bound, is thrown as
+   * is.
    */
   public static <R> R retry(SqlCall<R> call) throws SQLException {
     return retry(call, e -> false);
@@ -45,13 +49,19 @@ public final class Handover {
    */
   public static <R> R retry(SqlCall<R> call, java.util.function.Predicate<SQLException> alsoRetry)
       throws SQLException {
-    long deadline = System.nanoTime() + RETRY_FOR.toNanos();
+    long deadline = 0;
     long pause = FIRST_PAUSE_MILLIS;
     while (true) {
       try {
         return call.call();
       } catch (SQLException e) {
-        if (!(isHandover(e) || alsoRetry.test(e)) || System.nanoTime() - deadline > 0) {
+        if (!(isHandover(e) || alsoRetry.test(e))) {
+          throw e;
+        }
+        long now = System.nanoTime();
+        if (deadline == 0) {
+          deadline = now + RETRY_FOR.toNanos();
+        } else if (now - deadline > 0) {
           throw e;
         }
         if (Thread.currentThread().isInterrupted()) {

@@ -19,8 +19,6 @@ import javax.sql.DataSource;
  * downgraded.
  */
 public final class SchemaMigrator {
-  /** How long a migration is tried again while other processes open the same file. */
-  private static final java.time.Duration RACE_RETRY = Handover.RETRY_FOR;
   /**
    * H2 errors seen when processes that open one new file at the same moment run the same
    * idempotent steps at once: the "General error" (50000) while a server starts, and a table,
@@ -39,34 +37,23 @@ public final class SchemaMigrator {
    */
   public static int migrate(DataSource dataSource, Path file, String component,
       List<Migration> steps, Clock clock) {
-    long firstFailure = 0;
-    while (true) {
-      try {
-        return migrateOnce(dataSource, file, component, steps, clock);
-      } catch (OutboxStorageException e) {
-        SQLException cause = e.getCause() instanceof SQLException sql ? sql : null;
-        if (cause == null || !(e.retryable() || CONCURRENT_DDL.contains(cause.getErrorCode()))) {
-          throw e;
-        }
-        // counted from the first failure: getting the connection may already have waited out
-        // the other processes' open races
-        long now = System.nanoTime();
-        if (firstFailure == 0) {
-          firstFailure = now;
-        } else if (now - firstFailure > RACE_RETRY.toNanos()) {
-          throw e;
-        }
-        // Steps are idempotent: another process opening the same file at the same moment can
-        // make a step fail (a lock race, or an H2 internal error while its server starts).
-        // jittered, so processes that collided do not collide again in step
-        java.util.concurrent.locks.LockSupport.parkNanos(java.time.Duration.ofMillis(
-            20 + java.util.concurrent.ThreadLocalRandom.current().nextLong(80)).toNanos());
-      }
+    try {
+      // Steps are idempotent: a step another process opening the same file at the same moment
+      // made fail (a lock race, concurrent DDL, an H2 internal error while its server starts) is
+      // run again, as a handover is.
+      return Handover.retry(() -> migrateOnce(dataSource, file, component, steps, clock),
+          SchemaMigrator::isRaceWithAnotherOpener);
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(file, "schema migration of " + component, e);
     }
   }
 
+  private static boolean isRaceWithAnotherOpener(SQLException e) {
+    return H2Errors.isRetryable(e) || CONCURRENT_DDL.contains(e.getErrorCode());
+  }
+
   private static int migrateOnce(DataSource dataSource, Path file, String component,
-      List<Migration> steps, Clock clock) {
+      List<Migration> steps, Clock clock) throws SQLException {
     int latest = steps.get(steps.size() - 1).version();
     try (Connection c = dataSource.getConnection()) {
       try (Statement s = c.createStatement()) {
@@ -93,8 +80,6 @@ public final class SchemaMigrator {
         record(c, component, step, clock);
       }
       return Math.max(current, latest);
-    } catch (SQLException e) {
-      throw H2Errors.onStatement(file, "schema migration of " + component, e);
     }
   }
 
