@@ -92,10 +92,11 @@ public final class H2Database implements AutoCloseable {
     if (builder.multiProcess) {
       LocalOnly.requireLoopback(dataFile(file));
     }
+    boolean inUse = false;
     if (existed) {
       // read-only: a refused file is not touched; one opened for writing may first get a store
       // header that leads to its last commits (StoreHeaderRepair)
-      FileCheck.verifyBeforeOpen(dataFile(file), builder.encryptionKey, !readOnly);
+      inUse = FileCheck.verifyBeforeOpen(dataFile(file), builder.encryptionKey, !readOnly);
     } else {
       try {
         PrivateFiles.createParents(dataFile(file));
@@ -104,7 +105,7 @@ public final class H2Database implements AutoCloseable {
             + e, e);
       }
     }
-    boolean readOnlyFile = readOnly && !FileCheck.inUse(dataFile(file));
+    boolean readOnlyFile = readOnly && !inUse;
     // registered before H2 opens it: from here on no check in this JVM opens (and, closing it,
     // unlocks) a channel of its own on the file
     FileCheck.openedHere(dataFile(file));
@@ -293,14 +294,17 @@ public final class H2Database implements AutoCloseable {
 
   /**
    * Releases what stores hold, then closes the pool; H2 closes the file with the last
-   * connection.
+   * connection. Idempotent: later calls do nothing.
    */
   @Override
   public void close() {
+    if (!closed.compareAndSet(false, true)) {
+      return;
+    }
     for (Runnable action : beforeClose) {
       action.run();
     }
-    if (pool != null && closed.compareAndSet(false, true)) {
+    if (pool != null) {
       pool.close(); // an application's own data source stays open: it is the application's
       FileCheck.closedHere(dataFile(file));
     }

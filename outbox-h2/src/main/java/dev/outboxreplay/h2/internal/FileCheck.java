@@ -61,20 +61,15 @@ public final class FileCheck {
   }
 
   /**
-   * Checks {@code file} (an existing {@code .mv.db}) without writing to it.
+   * Checks {@code file} (an existing {@code .mv.db}) without writing to it, unless another process
+   * (or this JVM) has it open. With {@code repairHeader}, a plain file no one has open whose store
+   * header lags behind its last commits is first given a header that leads to them ({@link
+   * StoreHeaderRepair}), the only write made here.
    *
+   * @return true when the file was in use, and so not checked
    * @throws OutboxStorageException (not retryable) naming the file when it must not be opened
    */
-  public static void verifyBeforeOpen(Path file, char[] fileKey) {
-    verifyBeforeOpen(file, fileKey, false);
-  }
-
-  /**
-   * As {@link #verifyBeforeOpen(Path, char[])}; with {@code repairHeader}, a plain file no one
-   * has open whose store header lags behind its last commits is first given a header that leads
-   * to them ({@link StoreHeaderRepair}), the only write made here.
-   */
-  public static void verifyBeforeOpen(Path file, char[] fileKey, boolean repairHeader) {
+  public static boolean verifyBeforeOpen(Path file, char[] fileKey, boolean repairHeader) {
     long size;
     try {
       size = Files.size(file);
@@ -87,7 +82,7 @@ public final class FileCheck {
           + "it away to start a new one)");
     }
     if (inUse(file)) {
-      return;
+      return true;
     }
     if (repairHeader && fileKey == null) {
       try {
@@ -109,10 +104,10 @@ public final class FileCheck {
       store = builder.open();
     } catch (MVStoreException e) {
       if (e.getErrorCode() == DataUtils.ERROR_FILE_LOCKED) {
-        return; // opened by another process between our look and H2's
+        return true; // opened by another process between our look and H2's
       }
       throw new OutboxStorageException("cannot open database file " + file
-          + ": H2 cannot read it (" + firstLine(e.getMessage()) + "); " + (fileKey == null
+          + ": H2 cannot read it (" + H2Errors.firstLine(e.getMessage()) + "); " + (fileKey == null
           ? "if it is encrypted, open it with its encryption key; otherwise "
           : "the encryption key may be wrong; otherwise ") + RECOVERY, e);
     } catch (RuntimeException e) {
@@ -130,6 +125,7 @@ public final class FileCheck {
             + "; " + RECOVERY);
       }
     }
+    return false;
   }
 
   /**
@@ -181,13 +177,5 @@ public final class FileCheck {
     } catch (NumberFormatException e) {
       return 0;
     }
-  }
-
-  private static String firstLine(String message) {
-    if (message == null) {
-      return "no detail";
-    }
-    int newline = message.indexOf('\n');
-    return newline < 0 ? message : message.substring(0, newline);
   }
 }

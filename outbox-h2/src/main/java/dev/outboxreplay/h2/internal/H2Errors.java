@@ -118,7 +118,8 @@ public final class H2Errors {
     return null;
   }
 
-  private static String firstLine(String message) {
+  /** The first line of an H2 message (H2 appends the statement on later lines). */
+  static String firstLine(String message) {
     if (message == null) {
       return "unknown error";
     }

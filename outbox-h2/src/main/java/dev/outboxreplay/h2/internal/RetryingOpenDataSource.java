@@ -18,7 +18,8 @@ import org.h2.jdbcx.JdbcDataSource;
  */
 public final class RetryingOpenDataSource implements DataSource {
   private final JdbcDataSource h2 = new JdbcDataSource();
-  private final boolean multiProcess;
+  /** Failures retried besides handovers (see the constructor's {@code multiProcess}). */
+  private final java.util.function.Predicate<SQLException> alsoRetry;
   private volatile int loginTimeoutSeconds;
 
   /**
@@ -29,7 +30,7 @@ public final class RetryingOpenDataSource implements DataSource {
    *     H2Errors#isLockedWithoutServer}), as that process is starting or closing
    */
   public RetryingOpenDataSource(String url, char[] fileKey, boolean multiProcess) {
-    this.multiProcess = multiProcess;
+    this.alsoRetry = multiProcess ? H2Errors::isLockedWithoutServer : e -> false;
     h2.setURL(url);
     h2.setUser("sa");
     if (fileKey == null) {
@@ -44,9 +45,7 @@ public final class RetryingOpenDataSource implements DataSource {
 
   @Override
   public Connection getConnection() throws SQLException {
-    return multiProcess
-        ? Handover.retry(h2::getConnection, H2Errors::isLockedWithoutServer)
-        : Handover.retry(h2::getConnection);
+    return Handover.retry(h2::getConnection, alsoRetry);
   }
 
   @Override

@@ -91,6 +91,7 @@ public final class StoreHeaderRepair {
       return null; // closed cleanly: the header names the last chunk
     }
     long headerVersion = hex(header.get("version"));
+    long headerBlock = hex(header.getOrDefault("block", "0"));
     ByteBuffer scan = null;
     Chunk named = null;
     List<Chunk> successors = new ArrayList<>();
@@ -110,7 +111,7 @@ public final class StoreHeaderRepair {
       if (c == null) {
         continue;
       }
-      if (c.version() == headerVersion && c.block() == hex(header.getOrDefault("block", "0"))) {
+      if (c.version() == headerVersion && c.block() == headerBlock) {
         named = c;
       } else if (c.version() == headerVersion + 1) {
         successors.add(c);
@@ -202,7 +203,7 @@ public final class StoreHeaderRepair {
   }
 
   /** A {@code key:value,...,fletcher:x} line whose checksum matches, or null. */
-  static Map<String, String> checksummed(byte[] bytes) {
+  private static Map<String, String> checksummed(byte[] bytes) {
     String text = new String(bytes, StandardCharsets.ISO_8859_1);
     int end = text.indexOf('\n');
     if (end < 0) {
