@@ -6,6 +6,7 @@ import dev.outboxreplay.CommandId;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.Payload;
 import dev.outboxreplay.h2.internal.StoreHeaderRepair;
+import dev.outboxreplay.testkit.ChildJvm;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,6 +14,7 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
+import java.time.Duration;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -90,16 +92,29 @@ class StoreHeaderRepairTest {
     assertThat(Files.readAllBytes(H2Database.dataFile(killed))).isEqualTo(repaired);
   }
 
+  /**
+   * Looking at a file this JVM has open through H2 would open and close a channel of our own on
+   * it, and on POSIX systems that close drops every lock the process holds on the file, H2's
+   * included: another process could then open it too. The look must not happen.
+   */
   @Test
-  void aFileThisJvmHasOpenIsNotLookedAt() throws Exception {
+  void aLookAtAFileThisJvmHasOpenLeavesH2sLockInPlace() throws Exception {
     Path base = dir.resolve("open");
+    Path data = H2Database.dataFile(base);
     try (H2Database db = H2Database.builder().file(base).multiProcess(false).build()) {
       H2OutboxStore.create(db);
-      assertThat(dev.outboxreplay.h2.internal.FileCheck.inUse(H2Database.dataFile(base)))
-          .isTrue();
+      assertThat(lockSeenByAnotherProcess(data)).as("H2 holds the file").isEqualTo("LOCKED");
+      assertThat(dev.outboxreplay.h2.internal.FileCheck.inUse(data)).isTrue();
+      assertThat(lockSeenByAnotherProcess(data)).as("after the look").isEqualTo("LOCKED");
     }
-    assertThat(dev.outboxreplay.h2.internal.FileCheck.inUse(H2Database.dataFile(base)))
-        .isFalse();
+    assertThat(dev.outboxreplay.h2.internal.FileCheck.inUse(data)).isFalse();
+  }
+
+  private String lockSeenByAnotherProcess(Path data) throws Exception {
+    try (ChildJvm child = ChildJvm.start(TryLockChild.class, dir.resolve("trylock.err"),
+        data.toString())) {
+      return child.nextLine(Duration.ofSeconds(60));
+    }
   }
 
   private Path copyOfTheKilledFile(String name) throws Exception {
