@@ -5,9 +5,11 @@ import com.fasterxml.jackson.core.JsonProcessingException;
 import com.fasterxml.jackson.databind.DeserializationFeature;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.json.JsonMapper;
-import com.fasterxml.jackson.databind.node.JsonNodeFactory;
+import com.fasterxml.jackson.databind.node.NullNode;
 import java.io.IOException;
 import java.math.BigDecimal;
+import java.util.ArrayDeque;
+import java.util.Deque;
 import java.util.Iterator;
 import java.util.Map;
 import org.erdtman.jcs.JsonCanonicalizer;
@@ -41,7 +43,6 @@ public final class CanonicalJson {
       .enable(DeserializationFeature.FAIL_ON_TRAILING_TOKENS)
       .enable(JsonParser.Feature.STRICT_DUPLICATE_DETECTION)
       .build();
-  private static final JsonNodeFactory NODES = JsonNodeFactory.withExactBigDecimals(true);
   /** Significant digits that always suffice to write a double (17). */
   static final int DOUBLE_DIGITS = 17;
 
@@ -60,7 +61,7 @@ public final class CanonicalJson {
       throw new IllegalArgumentException("cannot be serialized to JSON by Jackson: "
           + rootMessage(e), e);
     }
-    return write(tree == null ? NODES.nullNode() : tree);
+    return write(tree == null ? NullNode.getInstance() : tree);
   }
 
   /**
@@ -84,7 +85,7 @@ public final class CanonicalJson {
 
   /** Checks every number, then lets the RFC 8785 reference implementation write the bytes. */
   private static byte[] write(JsonNode node) {
-    checkNumbers(node, "$");
+    checkNumbers(node, new ArrayDeque<>());
     try {
       // the reference implementation takes only an object at the top: wrap any value in one
       String wrapped = new JsonCanonicalizer("{\"\":" + MAPPER.writeValueAsString(node) + "}")
@@ -96,26 +97,35 @@ public final class CanonicalJson {
     }
   }
 
-  private static void checkNumbers(JsonNode node, String path) {
+  /**
+   * Checks every number under {@code node}. {@code path} holds the keys (strings) and indexes
+   * (integers) down to it; it is turned into text only for a refusal, so a payload that passes
+   * costs no path strings.
+   */
+  private static void checkNumbers(JsonNode node, Deque<Object> path) {
     if (node.isObject()) {
       for (Iterator<Map.Entry<String, JsonNode>> it = node.fields(); it.hasNext(); ) {
         Map.Entry<String, JsonNode> field = it.next();
-        checkNumbers(field.getValue(), path + "." + field.getKey());
+        path.addLast(field.getKey());
+        checkNumbers(field.getValue(), path);
+        path.removeLast();
       }
     } else if (node.isArray()) {
       for (int i = 0; i < node.size(); i++) {
-        checkNumbers(node.get(i), path + "[" + i + "]");
+        path.addLast(i);
+        checkNumbers(node.get(i), path);
+        path.removeLast();
       }
     } else if (node.isNumber()) {
       checkNumber(node, path);
     }
   }
 
-  private static void checkNumber(JsonNode node, String path) {
+  private static void checkNumber(JsonNode node, Deque<Object> path) {
     if (node.isFloatingPointNumber() && !node.isBigDecimal()) {
       double d = node.doubleValue(); // a Java double or float: any finite one is exact
       if (!Double.isFinite(d)) {
-        throw new IllegalArgumentException("holds " + d + " at " + path
+        throw new IllegalArgumentException("holds " + d + " at " + text(path)
             + ", which JSON cannot represent");
       }
       return;
@@ -129,19 +139,31 @@ public final class CanonicalJson {
     if (!Double.isFinite(d) || (d == 0 && value.signum() != 0)) {
       throw refused(value, path, "is outside the range of a double");
     }
-    BigDecimal written = new BigDecimal(es6(d));
-    if (written.compareTo(value) == 0) {
+    String shortest = es6(d);
+    if (new BigDecimal(shortest).compareTo(value) == 0) {
       return;
     }
-    BigDecimal stripped = value.stripTrailingZeros();
     if (node.isIntegralNumber()) { // written without fraction or exponent: meant exactly
       throw refused(value, path, "is an integer a double does not hold exactly (it would become "
-          + es6(d) + "); send it as a string");
+          + shortest + "); send it as a string");
     }
-    if (stripped.precision() > DOUBLE_DIGITS) {
+    if (value.stripTrailingZeros().precision() > DOUBLE_DIGITS) {
       throw refused(value, path, "has more significant digits than a double keeps (it would "
-          + "become " + es6(d) + "); send it as a string");
+          + "become " + shortest + "); send it as a string");
     }
+  }
+
+  /** {@code $.order.lines[2].total}: the path as a refusal names it. */
+  private static String text(Deque<Object> path) {
+    StringBuilder text = new StringBuilder("$");
+    for (Object segment : path) {
+      if (segment instanceof Integer index) {
+        text.append('[').append(index).append(']');
+      } else {
+        text.append('.').append(segment);
+      }
+    }
+    return text.toString();
   }
 
   /** How ECMAScript (and so RFC 8785) writes {@code d}; {@code d} is finite. */
@@ -153,13 +175,14 @@ public final class CanonicalJson {
     }
   }
 
-  private static IllegalArgumentException refused(BigDecimal value, String path, String why) {
+  private static IllegalArgumentException refused(BigDecimal value, Deque<Object> path,
+      String why) {
     String shown = value.toString();
     if (shown.length() > 40) {
       shown = shown.substring(0, 37) + "...";
     }
-    return new IllegalArgumentException("holds the number " + shown + " at " + path + ", which "
-        + why + " (RFC 8785 and I-JSON read numbers as IEEE 754 doubles)");
+    return new IllegalArgumentException("holds the number " + shown + " at " + text(path)
+        + ", which " + why + " (RFC 8785 and I-JSON read numbers as IEEE 754 doubles)");
   }
 
   private static String rootMessage(Throwable e) {
