@@ -188,7 +188,7 @@ public final class H2Database implements AutoCloseable {
     config.setInitializationFailTimeout(1);
     config.setConnectionTimeout(Math.max(250, b.lockTimeout.toMillis() * 2));
     // a connection to a database that went away (handover) is dropped, never handed out again
-    config.setExceptionOverrideClassName(EvictBrokenConnections.class.getName());
+    config.setExceptionOverride(new EvictBrokenConnections());  // an instance: no reflection
     return config;
   }
 

@@ -1,0 +1,9 @@
+/** The reference receiver: API in {@code dev.outboxreplay.server}; {@code internal} is not exported. */
+module dev.outboxreplay.server {
+  requires transitive dev.outboxreplay.h2;
+  requires com.fasterxml.jackson.databind;
+  requires jdk.httpserver;
+  requires org.slf4j;
+
+  exports dev.outboxreplay.server;
+}
