@@ -10,6 +10,7 @@ import dev.outboxreplay.h2.Durability;
  * java -jar benchmarks/target/benchmarks.jar inbox [messages] [rounds]
  * java -jar benchmarks/target/benchmarks.jar server [requests] [concurrency] [rounds]
  * java -jar benchmarks/target/benchmarks.jar replay [commands] [concurrency] [rounds] [entities]
+ * java -jar benchmarks/target/benchmarks.jar history [rows] [open] [rounds]
  * </pre>
  */
 public final class Benchmarks {
@@ -26,11 +27,13 @@ public final class Benchmarks {
       case "inbox" -> new InboxBenchmark(intArg(args, 1, 5_000), intArg(args, 2, 5)).run();
       case "replay" -> new ReplayBenchmark(intArg(args, 1, 10_000), intArg(args, 2, 8),
           intArg(args, 3, 3), intArg(args, 4, 100)).run();
+      case "history" -> new HistoryProbe(intArg(args, 1, 1_000_000), intArg(args, 2, 10_000),
+          intArg(args, 3, 5)).run();
       case "server" -> new ServerBenchmark(intArg(args, 1, 5_000), intArg(args, 2, 8),
           intArg(args, 3, 3)).run();
       default -> {
         System.err.println("unknown benchmark '" + which
-            + "'; available: accept, inbox, server, replay");
+            + "'; available: accept, inbox, server, replay, history");
         System.exit(2);
       }
     }

@@ -146,7 +146,13 @@ public final class OutboxSchema {
               // rows attempted before this column existed: count from accept, as they did
               "UPDATE outbox_command SET first_sent_at = created_at "
                   + "WHERE attempt > 0 AND first_sent_at IS NULL",
-              LEGACY_AUDIT_REASONS)));
+              LEGACY_AUDIT_REASONS)),
+      new Migration(6, "idx_outbox_status: lease recovery reads expired leases only, status "
+          + "counts read no acked row", List.of(
+              // (status, lease end): 'sending' and 'claimed' rows by lease end; one range per
+              // status for the counts (OutboxSql.countByStatus)
+              "CREATE INDEX IF NOT EXISTS idx_outbox_status "
+                  + "ON outbox_command (status, lease_expires_at)")));
 
   private OutboxSchema() {}
 }

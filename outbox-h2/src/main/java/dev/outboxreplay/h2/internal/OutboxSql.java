@@ -45,7 +45,8 @@ public final class OutboxSql {
   static final String CANDIDATES = "SELECT command_id, status, fencing_token, claimed_from, "
       + "EXISTS (SELECT 1 FROM outbox_command p WHERE p.entity_key = c.entity_key "
       + "AND p.terminal = FALSE AND p.seq < c.seq) AS behind "
-      + "FROM outbox_command c WHERE c.claim_due <= ? "
+      // the hint: the status range would read the backlog behind busy heads too
+      + "FROM outbox_command c USE INDEX (idx_outbox_claim) WHERE c.claim_due <= ? "
       + "AND c.status IN ('queued', 'retryable_failed', 'unknown') "
       + "ORDER BY c.claim_due, c.seq LIMIT ?";
   private static final int MIN_CLAIM_WINDOW = 256;
@@ -71,8 +72,9 @@ public final class OutboxSql {
       + "status = claimed_from, next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, "
       + "lease_expires_at = NULL, updated_at = ?" + CAS;
   /**
-   * Sending rows whose lease ended become unknown: the request may have reached the server. A held
-   * row's {@code claim_due} is its lease end, so this reads the due range of idx_outbox_claim.
+   * Sending rows whose lease ended become unknown: the request may have reached the server. Reads
+   * the expired range of idx_outbox_status ({@code status, lease_expires_at}): never a due queued
+   * row, however long the backlog.
    */
   static final String RECOVER_SENDING = "SELECT " + OutboxSchema.COLUMNS
       + " FROM FINAL TABLE (UPDATE outbox_command SET status = 'unknown', "
@@ -81,12 +83,12 @@ public final class OutboxSql {
       + "last_error_code = 'lease_expired_while_sending', "
       + "last_error_message = 'the sender stopped before recording an outcome; "
       + "the request may have reached the server', last_error_at = ?, updated_at = ? "
-      + "WHERE claim_due <= ? AND status = 'sending')";
+      + "WHERE status = 'sending' AND lease_expires_at <= ?)";
   /** Claimed rows whose lease ended go back, unsent, to the status they were claimed from. */
   static final String RECOVER_CLAIMED = "SELECT " + OutboxSchema.COLUMNS
       + " FROM FINAL TABLE (UPDATE outbox_command SET status = claimed_from, "
       + "next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
-      + "updated_at = ? WHERE claim_due <= ? AND status = 'claimed')";
+      + "updated_at = ? WHERE status = 'claimed' AND lease_expires_at <= ?)";
   private static final String AUDIT = "INSERT INTO outbox_audit (command_id, idempotency_key, "
       + "from_status, to_status, fencing_token, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)";
   static final String PRUNE_AUDIT = "DELETE FROM outbox_audit WHERE at < ? AND id < COALESCE("
@@ -275,9 +277,8 @@ public final class OutboxSql {
 
   /**
    * Ends every lease that ran out at or before {@code now} (see
-   * {@code OutboxStore#recoverExpiredLeases}). Reads the due range of idx_outbox_claim (expired
-   * leases and due entity heads; never terminal rows nor the backlog behind a head), once per
-   * statement. The caller commits.
+   * {@code OutboxStore#recoverExpiredLeases}). Reads the expired range of idx_outbox_status per
+   * held status: only rows whose lease ended. The caller commits.
    *
    * @return the changes, as audited
    */
@@ -392,6 +393,7 @@ public final class OutboxSql {
   public Optional<OutboxRecord> firstAckedAfter(Connection c, OutboxRecord current)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(SELECT + "outbox_command "
+        + "USE INDEX (idx_outbox_entity_open) "  // the entity's rows, not the acked range
         + "WHERE entity_key = ? AND seq > ? AND status = 'acked' ORDER BY seq LIMIT 1")) {
       ps.setString(1, current.entityKey());
       ps.setLong(2, current.acceptSequence());
@@ -430,17 +432,33 @@ public final class OutboxSql {
     }
   }
 
+  /**
+   * Rows per status, from one statement (one snapshot). Every status but acked is counted in its
+   * own range of idx_outbox_status; acked is the table's row count, which H2 keeps, minus those.
+   * The cost grows with the rows that are not acked, never with the acked history.
+   */
   public Map<Status, Long> countByStatus(Connection c) throws SQLException {
     Map<Status, Long> counts = new EnumMap<>(Status.class);
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT status, COUNT(*) FROM outbox_command GROUP BY status");
+    try (PreparedStatement ps = c.prepareStatement(COUNT_BY_STATUS);
         ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        counts.put(Status.fromWireName(rs.getString(1)), rs.getLong(2));
+      rs.next();
+      long notAcked = 0;
+      for (int i = 0; i < COUNTED.size(); i++) {
+        long n = rs.getLong(i + 2);
+        counts.put(COUNTED.get(i), n);
+        notAcked += n;
       }
+      counts.put(Status.ACKED, rs.getLong(1) - notAcked);
     }
     return counts;
   }
+
+  /** Statuses counted through idx_outbox_status; acked is the rest. */
+  private static final List<Status> COUNTED = java.util.Arrays.stream(Status.values())
+      .filter(s -> s != Status.ACKED).toList();
+  static final String COUNT_BY_STATUS = "SELECT (SELECT COUNT(*) FROM outbox_command)"
+      + COUNTED.stream().map(s -> ", (SELECT COUNT(*) FROM outbox_command WHERE status = '"
+          + s.wireName() + "')").collect(java.util.stream.Collectors.joining());
 
   /** Rows in {@code status} per their last error code (rows without one are not counted). */
   public Map<String, Long> countByErrorCode(Connection c, Status status) throws SQLException {
@@ -458,11 +476,18 @@ public final class OutboxSql {
     return counts;
   }
 
+  /**
+   * Open rows are at or below {@code BLOCKED} in idx_outbox_claim, terminal rows above it: reads
+   * open rows only. ({@code < MAX} would walk the terminal range to its end.)
+   */
+  static final String OLDEST_OPEN = "SELECT MIN(created_at) FROM outbox_command "
+      + "USE INDEX (idx_outbox_claim) WHERE claim_due <= " + OutboxSchema.BLOCKED;
+
   /** When the oldest command that is not terminal was accepted; empty when none is open. */
   public java.util.Optional<java.time.Instant> oldestOpenAcceptedAt(Connection c)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
-        "SELECT MIN(created_at) FROM outbox_command WHERE terminal = FALSE");
+        OLDEST_OPEN);
         ResultSet rs = ps.executeQuery()) {
       rs.next();
       long at = rs.getLong(1);
