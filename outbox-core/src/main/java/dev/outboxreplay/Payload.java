@@ -16,10 +16,16 @@ import java.util.HexFormat;
 public final class Payload {
   private final byte[] bytes;
   private final byte[] sha256;
+  private final boolean retained;
 
-  private Payload(byte[] bytes, byte[] sha256) {
+  private Payload(byte[] bytes, byte[] sha256, boolean retained) {
     this.bytes = bytes;
     this.sha256 = sha256;
+    this.retained = retained;
+  }
+
+  private Payload(byte[] bytes, byte[] sha256) {
+    this(bytes, sha256, true);
   }
 
   /** Wraps canonical bytes and computes their SHA-256. */
@@ -42,19 +48,55 @@ public final class Payload {
     return new Payload(canonicalJson, actual);
   }
 
-  /** A copy of the canonical bytes. */
+  /**
+   * The payload of a command whose bytes the history retention dropped (a tombstone): only the
+   * stored SHA-256 is left. {@link #retained()} is false and the byte accessors throw.
+   */
+  public static Payload ofDropped(byte[] storedSha256) {
+    if (storedSha256.length != 32) {
+      throw new IllegalArgumentException("a SHA-256 has 32 bytes, not " + storedSha256.length);
+    }
+    return new Payload(new byte[0], storedSha256.clone(), false);
+  }
+
+  /** False for a tombstone's payload, whose bytes were dropped after its command ended. */
+  public boolean retained() {
+    return retained;
+  }
+
+  /**
+   * A copy of the canonical bytes.
+   *
+   * @throws IllegalStateException when the bytes were dropped ({@link #retained()} is false)
+   */
   public byte[] bytes() {
-    return bytes.clone();
+    return retainedBytes().clone();
   }
 
-  /** Number of canonical bytes. */
+  /**
+   * Number of canonical bytes.
+   *
+   * @throws IllegalStateException when the bytes were dropped ({@link #retained()} is false)
+   */
   public int size() {
-    return bytes.length;
+    return retainedBytes().length;
   }
 
-  /** The canonical JSON as text (it is UTF-8). */
+  /**
+   * The canonical JSON as text (it is UTF-8).
+   *
+   * @throws IllegalStateException when the bytes were dropped ({@link #retained()} is false)
+   */
   public String json() {
-    return new String(bytes, StandardCharsets.UTF_8);
+    return new String(retainedBytes(), StandardCharsets.UTF_8);
+  }
+
+  private byte[] retainedBytes() {
+    if (!retained) {
+      throw new IllegalStateException("the payload was dropped by the history retention after "
+          + "its command ended; only its SHA-256 is kept: " + sha256Hex());
+    }
+    return bytes;
   }
 
   /** A copy of the 32-byte SHA-256 of the canonical bytes. */
@@ -67,9 +109,13 @@ public final class Payload {
     return HexFormat.of().formatHex(sha256);
   }
 
-  /** True when both payloads have the same canonical bytes. */
+  /**
+   * True when both payloads have the same canonical bytes; when either was dropped, when both
+   * have the same SHA-256.
+   */
   public boolean sameContentAs(Payload other) {
-    return MessageDigest.isEqual(sha256, other.sha256) && Arrays.equals(bytes, other.bytes);
+    return MessageDigest.isEqual(sha256, other.sha256)
+        && (!retained || !other.retained || Arrays.equals(bytes, other.bytes));
   }
 
   @Override
@@ -84,7 +130,8 @@ public final class Payload {
 
   @Override
   public String toString() {
-    return "Payload[" + bytes.length + " bytes, sha256=" + sha256Hex() + "]";
+    return "Payload[" + (retained ? bytes.length + " bytes" : "dropped") + ", sha256="
+        + sha256Hex() + "]";
   }
 
   private static byte[] sha256(byte[] data) {

@@ -59,6 +59,8 @@ public final class Replayer<T> implements AutoCloseable {
    * 1 s while the store says the failure passes (a handover of the shared file), 30 s otherwise.
    */
   static final Duration FAILED_PASS_FIRST_RETRY = Duration.ofMillis(250);
+  /** How often a pass also prunes the audit and applies the history retention. */
+  static final Duration HISTORY_UPKEEP_INTERVAL = Duration.ofHours(1);
   static final Duration FAILED_PASS_LONGEST_RETRY = Duration.ofSeconds(30);
   static final Duration RETRYABLE_PASS_LONGEST_RETRY = Duration.ofSeconds(1);
 
@@ -70,6 +72,8 @@ public final class Replayer<T> implements AutoCloseable {
   private final Clock clock;
   private final Duration holdInterval;
   private final Duration auditRetention;
+  private final Duration tombstoneAfter;
+  private final Duration deleteTombstonesAfter;
   private final Duration idleLookInterval;
   private final ExecutorService senders;
   private final ScheduledExecutorService scheduler;
@@ -79,7 +83,7 @@ public final class Replayer<T> implements AutoCloseable {
   private volatile boolean started;
   private volatile boolean closed;
   private ScheduledFuture<?> timer;
-  private Instant lastAuditPrune = Instant.EPOCH;
+  private Instant lastHistoryUpkeep = Instant.EPOCH;
   /** Passes that failed in a row, and whether the last failure passes; pass thread only. */
   private int failedPasses;
   private boolean lastFailureRetryable;
@@ -91,6 +95,8 @@ public final class Replayer<T> implements AutoCloseable {
     this.listener = b.listener;
     this.holdInterval = b.holdInterval;
     this.auditRetention = b.auditRetention;
+    this.tombstoneAfter = b.tombstoneAfter;
+    this.deleteTombstonesAfter = b.deleteTombstonesAfter;
     this.idleLookInterval = b.idleLookInterval;
     this.gate = new ReplayGate(b.session, b.retry, b.clock);
     this.senders = Executors.newFixedThreadPool(b.concurrency, daemon("outbox-sender-" + b.owner));
@@ -175,7 +181,7 @@ public final class Replayer<T> implements AutoCloseable {
       synchronized (passLock) {
         long started = System.nanoTime();
         PassSummary summary = new ReplayPass<>(engine, () -> closed).run();
-        pruneAuditNowAndThen();
+        keepHistoryNowAndThen();
         try {
           listener.onPassCompleted(summary, Duration.ofNanos(System.nanoTime() - started));
         } catch (RuntimeException e) {
@@ -323,11 +329,17 @@ public final class Replayer<T> implements AutoCloseable {
     return wait.compareTo(longest) > 0 ? longest : wait;
   }
 
-  private void pruneAuditNowAndThen() {
+  /**
+   * At most once an hour, after a pass: prunes the audit, turns commands that ended before the
+   * tombstone age into tombstones and deletes the tombstones past their age.
+   */
+  private void keepHistoryNowAndThen() {
     Instant now = clock.instant();
-    if (Duration.between(lastAuditPrune, now).compareTo(Duration.ofHours(1)) > 0) {
-      lastAuditPrune = now;
+    if (Duration.between(lastHistoryUpkeep, now).compareTo(HISTORY_UPKEEP_INTERVAL) > 0) {
+      lastHistoryUpkeep = now;
       store.pruneAudit(now.minus(auditRetention));
+      store.tombstoneEnded(now.minus(tombstoneAfter), now);
+      store.deleteTombstones(now.minus(deleteTombstonesAfter));
     }
   }
 

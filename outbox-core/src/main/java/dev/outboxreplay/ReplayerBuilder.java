@@ -17,6 +17,10 @@ public final class ReplayerBuilder<T> {
   public static final int DEFAULT_CONCURRENCY = 4;
   public static final Duration DEFAULT_HOLD_INTERVAL = Duration.ofSeconds(30);
   public static final Duration DEFAULT_AUDIT_RETENTION = Duration.ofDays(30);
+  /** Default for {@link #tombstoneAfter}. */
+  public static final Duration DEFAULT_TOMBSTONE_AFTER = Duration.ofDays(1);
+  /** Added to the retry policy's key retention for the default {@link #deleteTombstonesAfter}. */
+  public static final Duration TOMBSTONE_DELETE_MARGIN = Duration.ofDays(1);
   public static final Duration DEFAULT_IDLE_LOOK_INTERVAL = Duration.ofSeconds(2);
 
   final OutboxStore<T> store;
@@ -34,6 +38,8 @@ public final class ReplayerBuilder<T> {
   ForbiddenPolicy forbiddenPolicy = ForbiddenPolicy.REJECT_COMMAND;
   Duration holdInterval = DEFAULT_HOLD_INTERVAL;
   Duration auditRetention = DEFAULT_AUDIT_RETENTION;
+  Duration tombstoneAfter = DEFAULT_TOMBSTONE_AFTER;
+  Duration deleteTombstonesAfter;
   Duration idleLookInterval = DEFAULT_IDLE_LOOK_INTERVAL;
   OutboxListener listener = OutboxListener.NONE;
   FailureInjector failures = FailureInjector.NONE;
@@ -140,6 +146,28 @@ public final class ReplayerBuilder<T> {
     return this;
   }
 
+  /**
+   * How long after a command ended (acked, conflict, rejected) it keeps its payload, response body
+   * and error message; then it becomes a tombstone ({@link OutboxStore#tombstoneEnded}). Checked
+   * at most once an hour, after a pass. Default 1 day.
+   */
+  public ReplayerBuilder<T> tombstoneAfter(Duration tombstoneAfter) {
+    this.tombstoneAfter = Arguments.positive("tombstoneAfter", tombstoneAfter);
+    return this;
+  }
+
+  /**
+   * How long after a command ended its tombstone is deleted ({@link OutboxStore#deleteTombstones}).
+   * Default: the retry policy's key retention plus 1 day. {@link #build()} refuses less than the
+   * key retention: the tombstone is what keeps a late accept of the same key from being sent
+   * again while the receiver still remembers it. Checked at most once an hour, after a pass.
+   */
+  public ReplayerBuilder<T> deleteTombstonesAfter(Duration deleteTombstonesAfter) {
+    this.deleteTombstonesAfter =
+        Arguments.positive("deleteTombstonesAfter", deleteTombstonesAfter);
+    return this;
+  }
+
   public ReplayerBuilder<T> listener(OutboxListener listener) {
     this.listener = Objects.requireNonNull(listener, "listener == null");
     return this;
@@ -159,6 +187,15 @@ public final class ReplayerBuilder<T> {
   public Replayer<T> build() {
     if (retry == null) {
       retry = RetryPolicy.defaults(new java.security.SecureRandom());
+    }
+    if (deleteTombstonesAfter == null) {
+      deleteTombstonesAfter = retry.keyRetention().plus(TOMBSTONE_DELETE_MARGIN);
+    }
+    if (deleteTombstonesAfter.compareTo(retry.keyRetention()) < 0
+        || deleteTombstonesAfter.compareTo(tombstoneAfter) < 0) {
+      throw new IllegalArgumentException("deleteTombstonesAfter (" + deleteTombstonesAfter
+          + ") must be at least the key retention (" + retry.keyRetention()
+          + ") and tombstoneAfter (" + tombstoneAfter + ")");
     }
     return new Replayer<>(this);
   }

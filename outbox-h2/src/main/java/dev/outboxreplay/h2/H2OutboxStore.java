@@ -16,6 +16,7 @@ import dev.outboxreplay.h2.internal.Handover;
 import dev.outboxreplay.h2.internal.Rollback;
 import dev.outboxreplay.h2.internal.H2Errors;
 import dev.outboxreplay.h2.internal.OutboxInserter;
+import dev.outboxreplay.h2.internal.OutboxRetention;
 import dev.outboxreplay.h2.internal.OutboxRows;
 import dev.outboxreplay.h2.internal.OutboxSchema;
 import dev.outboxreplay.h2.internal.OutboxSql;
@@ -216,6 +217,10 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
         throw new IllegalStateException("command " + id + " is " + current.status().wireName()
             + "; only conflict or rejected commands can be requeued");
       }
+      if (!current.payload().retained()) {
+        throw new IllegalStateException("command " + id + " is a tombstone: the history "
+            + "retention dropped its payload, so it cannot be sent again; accept it anew");
+      }
       return sql.requeue(c, current, now).orElseThrow(() -> new FencedOffException(
           id, current.status(), current.fencingToken(), null, 0));
     });
@@ -251,6 +256,33 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
   @Override
   public int pruneAudit(Instant before) {
     return autoCommitted("prune audit", c -> sql.pruneAudit(c, before));
+  }
+
+  @Override
+  public int tombstoneEnded(Instant endedBefore, Instant now) {
+    int total = 0;
+    List<java.util.UUID> batch;
+    do {
+      batch = read("find ended commands",
+          c -> OutboxRetention.endedNotTombstoned(c, endedBefore));
+      List<java.util.UUID> ids = batch;
+      total += batch.isEmpty() ? 0 : autoCommitted("tombstone ended commands",
+          c -> OutboxRetention.tombstone(c, ids, now));
+    } while (OutboxRetention.full(batch));
+    return total;
+  }
+
+  @Override
+  public int deleteTombstones(Instant endedBefore) {
+    int total = 0;
+    List<java.util.UUID> batch;
+    do {
+      batch = read("find tombstones", c -> OutboxRetention.tombstonesEnded(c, endedBefore));
+      List<java.util.UUID> ids = batch;
+      total += batch.isEmpty() ? 0 : autoCommitted("delete tombstones",
+          c -> OutboxRetention.delete(c, ids));
+    } while (OutboxRetention.full(batch));
+    return total;
   }
 
   @Override

@@ -69,7 +69,17 @@ class StoreHeaderRepairTest {
     byte[] before = Files.readAllBytes(H2Database.dataFile(base));
     try (H2Database db = H2Database.builder().file(base).multiProcess(false).readOnly(true)
         .build()) {
-      assertThat(H2OutboxStore.openExisting(db).find(LAST_ACCEPT)).isEmpty();
+      // plain SQL: the kept file has an older outbox layout, which the store reads only after
+      // a writing open has migrated it
+      try (java.sql.Connection c = db.dataSource().getConnection();
+          java.sql.PreparedStatement ps = c.prepareStatement(
+              "SELECT COUNT(*) FROM outbox_command WHERE command_id = ?")) {
+        ps.setObject(1, LAST_ACCEPT.value());
+        try (java.sql.ResultSet rs = ps.executeQuery()) {
+          rs.next();
+          assertThat(rs.getLong(1)).as("H2's own recovery, unrepaired").isZero();
+        }
+      }
     }
     assertThat(Files.readAllBytes(H2Database.dataFile(base))).isEqualTo(before);
   }

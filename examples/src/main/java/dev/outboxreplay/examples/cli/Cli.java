@@ -68,9 +68,14 @@ final class Cli {
       node.putObject("lastError").put("code", r.lastError().code())
           .put("message", r.lastError().message()).put("at", r.lastError().at().toString());
     }
-    // the stored canonical bytes as they are: parsing them again could change a number
-    node.putRawValue("payload", new RawValue(new String(r.payload().bytes(),
-        StandardCharsets.UTF_8)));
+    if (r.payload().retained()) {
+      // the stored canonical bytes as they are: parsing them again could change a number
+      node.putRawValue("payload", new RawValue(new String(r.payload().bytes(),
+          StandardCharsets.UTF_8)));
+    } else {
+      // a tombstone: the history retention kept only the payload's hash
+      node.putNull("payload").put("payloadSha256", r.payload().sha256Hex());
+    }
     return node;
   }
 

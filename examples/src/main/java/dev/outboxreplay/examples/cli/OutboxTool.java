@@ -8,7 +8,7 @@ import picocli.CommandLine.Command;
     description = "Durable client outbox on an embedded H2 database.",
     subcommands = {DemoCommand.class, EnqueueCommand.class, ReplayCommand.class,
         StatusCommand.class, ListCommand.class, ExportCommand.class, RequeueCommand.class,
-        ServeCommand.class})
+        CompactCommand.class, ServeCommand.class})
 public final class OutboxTool implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 

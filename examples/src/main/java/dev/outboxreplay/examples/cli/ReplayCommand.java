@@ -45,7 +45,7 @@ import picocli.CommandLine.Option;
 @Command(name = "replay", mixinStandardHelpOptions = true,
     description = "Replay an outbox file against a receiver.")
 final class ReplayCommand implements Callable<Integer> {
-  private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h)");
+  private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
   private static final Pattern CLASSIFY = Pattern.compile("(\\d{3})=([a-z_]+)");
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -226,14 +226,15 @@ final class ReplayCommand implements Callable<Integer> {
     Matcher m = DURATION.matcher(text.strip());
     if (!m.matches()) {
       throw new Cli.Failure(Cli.BAD_INPUT, "not a duration: '" + text
-          + "' (use e.g. 500ms, 60s, 2m, 1h)");
+          + "' (use e.g. 500ms, 60s, 2m, 1h, 7d)");
     }
     long n = Long.parseLong(m.group(1));
     return switch (m.group(2)) {
       case "ms" -> Duration.ofMillis(n);
       case "s" -> Duration.ofSeconds(n);
       case "m" -> Duration.ofMinutes(n);
-      default -> Duration.ofHours(n);
+      case "h" -> Duration.ofHours(n);
+      default -> Duration.ofDays(n);
     };
   }
 }

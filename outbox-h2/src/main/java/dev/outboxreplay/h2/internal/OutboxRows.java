@@ -39,7 +39,7 @@ public final class OutboxRows {
           new IdempotencyKey(rs.getString(3)),
           rs.getString(4),
           rs.getString(5),
-          Payload.ofStored(rs.getBytes(6), rs.getBytes(7)),
+          payload(rs),
           Status.fromWireName(rs.getString(8)),
           rs.getInt(9),
           Instant.ofEpochMilli(rs.getLong(10)),
@@ -60,6 +60,13 @@ public final class OutboxRows {
       throw new OutboxStorageException("outbox database " + file + " holds an unreadable row for "
           + "command " + id + ": " + e.getMessage(), e);
     }
+  }
+
+  /** A tombstone ({@code tombstoned_at} set) has only the payload's stored hash. */
+  private static Payload payload(ResultSet rs) throws SQLException {
+    rs.getLong(25);
+    return rs.wasNull() ? Payload.ofStored(rs.getBytes(6), rs.getBytes(7))
+        : Payload.ofDropped(rs.getBytes(7));
   }
 
   private static Status status(String wireName) {

@@ -30,7 +30,7 @@ public final class OutboxSchema {
       + "payload, payload_hash, status, attempt, next_attempt_at, claim_owner, claimed_from, "
       + "fencing_token, lease_expires_at, session_version, last_error_code, last_error_message, "
       + "last_error_at, response_status, response_body, created_at, updated_at, schema_version, "
-      + "first_sent_at";
+      + "first_sent_at, tombstoned_at";
 
   /**
    * {@code claim_due} of a waiting row that is not its entity's head: above every real time, below
@@ -152,7 +152,10 @@ public final class OutboxSchema {
               // (status, lease end): 'sending' and 'claimed' rows by lease end; one range per
               // status for the counts (OutboxSql.countByStatus)
               "CREATE INDEX IF NOT EXISTS idx_outbox_status "
-                  + "ON outbox_command (status, lease_expires_at)")));
+                  + "ON outbox_command (status, lease_expires_at)")),
+      new Migration(7, "tombstoned_at: ended commands keep their identity, hash and outcome, "
+          + "not their payload", List.of(
+              "ALTER TABLE outbox_command ADD COLUMN IF NOT EXISTS tombstoned_at BIGINT")));
 
   private OutboxSchema() {}
 }

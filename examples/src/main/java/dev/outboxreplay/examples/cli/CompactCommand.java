@@ -1,0 +1,66 @@
+package dev.outboxreplay.examples.cli;
+
+import com.fasterxml.jackson.databind.node.ObjectNode;
+import dev.outboxreplay.ReplayerBuilder;
+import dev.outboxreplay.h2.H2OutboxStore;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.concurrent.Callable;
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+
+/**
+ * {@code outbox compact}: applies the history retention now, as a replayer does once an hour:
+ * ended commands older than {@code --tombstone-after} become tombstones, tombstones older than
+ * {@code --delete-after} are deleted with their audit entries. Prints one JSON line of counts.
+ */
+@Command(name = "compact", mixinStandardHelpOptions = true,
+    description = "Apply the history retention now: tombstone ended commands, delete old "
+        + "tombstones (docs/table-layout.md).")
+final class CompactCommand implements Callable<Integer> {
+  @CommandLine.Spec CommandLine.Model.CommandSpec spec;
+
+  @Mixin ExistingOutboxFile outboxFile;
+
+  @Option(names = "--tombstone-after", defaultValue = "1d", description = "Commands that ended "
+      + "longer ago than this keep only their id, key, hash and outcome (default: ${DEFAULT-VALUE}).")
+  String tombstoneAfter;
+
+  @Option(names = "--delete-after", description = "Tombstones of commands that ended longer ago "
+      + "than this are deleted (default: the key retention plus 1d).")
+  String deleteAfter;
+
+  @Option(names = "--key-retention", defaultValue = "7d", description = "How long the receiver "
+      + "remembers an idempotency key; --delete-after may not be shorter (default: "
+      + "${DEFAULT-VALUE}).")
+  String keyRetention;
+
+  @Override
+  public Integer call() throws Exception {
+    return Cli.run(spec, () -> {
+      Duration tombstone = ReplayCommand.parseDuration(tombstoneAfter);
+      Duration retention = ReplayCommand.parseDuration(keyRetention);
+      Duration delete = deleteAfter == null
+          ? retention.plus(ReplayerBuilder.TOMBSTONE_DELETE_MARGIN)
+          : ReplayCommand.parseDuration(deleteAfter);
+      if (delete.compareTo(retention) < 0 || delete.compareTo(tombstone) < 0) {
+        throw new Cli.Failure(Cli.BAD_INPUT, "--delete-after (" + delete + ") must be at least "
+            + "--key-retention (" + retention + ") and --tombstone-after (" + tombstone + "): "
+            + "a tombstone is what keeps a late accept of the same key from being sent again "
+            + "while the receiver still remembers it");
+      }
+      try (ExistingOutboxFile.Opened opened = outboxFile.openForWriting()) {
+        H2OutboxStore store = opened.store();
+        Instant now = Instant.now();
+        ObjectNode result = Cli.JSON.createObjectNode()
+            .put("tombstoned", store.tombstoneEnded(now.minus(tombstone), now))
+            .put("deleted", store.deleteTombstones(now.minus(delete)));
+        spec.commandLine().getOut().println(result);
+        spec.commandLine().getOut().flush();
+        return Cli.OK;
+      }
+    });
+  }
+}

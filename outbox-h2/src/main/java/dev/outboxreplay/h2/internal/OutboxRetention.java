@@ -1,0 +1,106 @@
+package dev.outboxreplay.h2.internal;
+
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.UUID;
+
+/**
+ * The history retention of the outbox table ({@code docs/table-layout.md}): ended commands
+ * become tombstones, and tombstones are deleted with their audit entries. Both walk the terminal
+ * range of {@code idx_outbox_claim} ({@code claim_due = MAX}) in accept order, a batch per
+ * transaction, so an accept waits at most one batch.
+ */
+public final class OutboxRetention {
+  /** Rows per transaction. */
+  static final int BATCH = 500;
+  private static final String ENDED = "SELECT command_id FROM outbox_command "
+      + "USE INDEX (idx_outbox_claim) WHERE claim_due = " + Long.MAX_VALUE
+      + " AND updated_at < ? AND tombstoned_at IS %s ORDER BY seq LIMIT " + BATCH;
+  /**
+   * Keeps id, key, operation, entity, payload hash, status, attempts, times, response status and
+   * error code; drops the payload bytes, the response body and the error message. The outer
+   * conditions are checked again on the locked row: an operator requeue that won the race keeps
+   * its payload.
+   */
+  static final String TOMBSTONE = "UPDATE outbox_command SET payload = X'', "
+      + "response_body = NULL, last_error_message = NULL, tombstoned_at = ? "
+      + "WHERE command_id = ? AND terminal = TRUE AND tombstoned_at IS NULL";
+  private static final String DELETE_AUDIT = "DELETE FROM outbox_audit WHERE command_id = ?";
+  private static final String DELETE = "DELETE FROM outbox_command "
+      + "WHERE command_id = ? AND terminal = TRUE AND tombstoned_at IS NOT NULL";
+
+  private OutboxRetention() {}
+
+  /** One batch of commands that ended before {@code endedBefore} and are not tombstones yet. */
+  public static List<UUID> endedNotTombstoned(Connection c, Instant endedBefore)
+      throws SQLException {
+    return ids(c, String.format(ENDED, "NULL"), endedBefore);
+  }
+
+  /** One batch of tombstones of commands that ended before {@code endedBefore}. */
+  public static List<UUID> tombstonesEnded(Connection c, Instant endedBefore)
+      throws SQLException {
+    return ids(c, String.format(ENDED, "NOT NULL"), endedBefore);
+  }
+
+  /** Turns {@code ids} into tombstones; the caller commits. @return rows changed */
+  public static int tombstone(Connection c, List<UUID> ids, Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(TOMBSTONE)) {
+      for (UUID id : ids) {
+        ps.setLong(1, now.toEpochMilli());
+        ps.setObject(2, id);
+        ps.addBatch();
+      }
+      return sum(ps.executeBatch());
+    }
+  }
+
+  /** Deletes the tombstones {@code ids} and their audit entries; the caller commits. */
+  public static int delete(Connection c, List<UUID> ids) throws SQLException {
+    int deleted = 0;
+    try (PreparedStatement audit = c.prepareStatement(DELETE_AUDIT);
+        PreparedStatement row = c.prepareStatement(DELETE)) {
+      for (UUID id : ids) {
+        row.setObject(1, id);
+        if (row.executeUpdate() == 1) {
+          audit.setObject(1, id);
+          audit.executeUpdate();
+          deleted++;
+        }
+      }
+    }
+    return deleted;
+  }
+
+  /** True when a batch came back full, so another one may follow. */
+  public static boolean full(List<UUID> batch) {
+    return batch.size() == BATCH;
+  }
+
+  private static List<UUID> ids(Connection c, String sql, Instant endedBefore)
+      throws SQLException {
+    List<UUID> ids = new ArrayList<>();
+    try (PreparedStatement ps = c.prepareStatement(sql)) {
+      ps.setLong(1, endedBefore.toEpochMilli());
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          ids.add(rs.getObject(1, UUID.class));
+        }
+      }
+    }
+    return ids;
+  }
+
+  private static int sum(int[] counts) {
+    int total = 0;
+    for (int n : counts) {
+      total += Math.max(n, 0);
+    }
+    return total;
+  }
+}
