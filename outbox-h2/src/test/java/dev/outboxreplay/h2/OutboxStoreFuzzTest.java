@@ -65,6 +65,8 @@ class OutboxStoreFuzzTest {
     long token;
     Instant due;
     Instant leaseEnd;
+    Instant endedAt;
+    boolean tombstone;
 
     Row(OutboxRecord r) {
       id = r.commandId();
@@ -91,7 +93,7 @@ class OutboxStoreFuzzTest {
     int steps = data.consumeInt(1, 80);
     for (int step = 0; step < steps && data.remainingBytes() > 0; step++) {
       Instant now = clock.instant();
-      switch (data.consumeInt(0, 6)) {
+      switch (data.consumeInt(0, 8)) {
         case 0 -> {
           OutboxRecord r = outbox.accept(OutboxCommand.of("op", "e" + data.consumeInt(0, 3),
               Map.of("step", step)));
@@ -146,6 +148,7 @@ class OutboxStoreFuzzTest {
           } else if (row.status == expected && row.token == h.token()) {
             store.complete(h.id(), h.token(), expected, outcome, now);
             row.status = outcome.status();
+            row.endedAt = outcome.status().isTerminal() ? now : null;
             row.due = outcome.status().isTerminal() ? row.due : outcome.nextAttemptAt();
             row.claimedFrom = null;
             row.leaseEnd = null;
@@ -174,6 +177,30 @@ class OutboxStoreFuzzTest {
           }
         }
         case 5 -> assertThat(store.recoverExpiredLeases(now)).hasSize(recover(model, now));
+        case 6 -> {
+          Instant endedBefore = now.minusSeconds(data.consumeInt(0, 90));
+          int expected = 0;
+          for (Row row : model.values()) {
+            if (row.endedAt != null && !row.tombstone && row.endedAt.isBefore(endedBefore)) {
+              row.tombstone = true;
+              expected++;
+            }
+          }
+          assertThat(store.tombstoneEnded(endedBefore, now)).isEqualTo(expected);
+        }
+        case 7 -> {
+          Instant endedBefore = now.minusSeconds(data.consumeInt(0, 90));
+          List<CommandId> gone = model.values().stream()
+              .filter(row -> row.tombstone && row.endedAt.isBefore(endedBefore))
+              .map(row -> row.id).toList();
+          assertThat(store.deleteTombstones(endedBefore)).isEqualTo(gone.size());
+          for (CommandId id : gone) {
+            model.remove(id);
+            handles.removeIf(h -> h.id().equals(id));
+            assertThat(store.find(id)).isEmpty();
+            assertThat(store.auditTrail(id)).isEmpty();
+          }
+        }
         default -> clock.advance(Duration.ofSeconds(data.consumeInt(0, 45)));
       }
       checkAgreement(model);
@@ -236,6 +263,8 @@ class OutboxStoreFuzzTest {
       OutboxRecord stored = store.find(row.id).orElseThrow();
       assertThat(stored.status()).as("status of %s", row.id).isEqualTo(row.status);
       assertThat(stored.fencingToken()).isEqualTo(row.token);
+      assertThat(stored.payload().retained()).as("payload of %s kept", row.id)
+          .isEqualTo(!row.tombstone);
     }
     assertThat(store.countByStatus()).isEqualTo(expected);
     assertThat(heldPerEntity.values()).as("rows held per entity").allMatch(n -> n == 1);
