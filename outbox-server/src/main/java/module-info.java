@@ -1,4 +1,7 @@
-/** The reference receiver: API in {@code dev.outboxreplay.server}; {@code internal} is not exported. */
+/**
+ * The reference receiver: API in {@code dev.outboxreplay.server}; {@code internal} is not
+ * exported.
+ */
 module dev.outboxreplay.server {
   requires transitive dev.outboxreplay.h2;
   requires com.fasterxml.jackson.databind;

@@ -52,7 +52,7 @@ final class AcceptBenchmark {
     this.durability = durability;
   }
 
-  void run() throws Exception {
+  List<Figure> run() throws Exception {
     System.out.printf("accept benchmark: %d operations per measurement, %d rounds, the five "
         + "measurements interleaved in each round, durability %s, %d cores%n", operations, rounds,
         durability, Runtime.getRuntime().availableProcessors());
@@ -86,6 +86,11 @@ final class AcceptBenchmark {
         + "(target >= 4.00 x raw 1 thread)%n", threads,
         BenchSupport.median(results[Mode.ACCEPT_THREADS.ordinal()]),
         BenchSupport.median(groupRatio));
+    return List.of(
+        Figure.atLeast("single-thread accept", "raw insert+commit, 1 thread", singleRatio, 0.9),
+        Figure.atLeast(threads + " accepting threads", "raw loop committing " + threads
+            + " rows per commit", Figure.ratios(results[Mode.ACCEPT_THREADS.ordinal()],
+            results[Mode.RAW_GROUPS.ordinal()]), 0.8));
   }
 
 

@@ -1,16 +1,20 @@
 package dev.outboxreplay.benchmarks;
 
 import dev.outboxreplay.h2.Durability;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Entry point. Prints figures next to a baseline measured in the same run.
  *
  * <pre>
+ * java -jar benchmarks/target/benchmarks.jar all     (every figure below, one table at the end)
  * java -jar benchmarks/target/benchmarks.jar accept [operations] [threads] [rounds] [process|power]
  * java -jar benchmarks/target/benchmarks.jar inbox [messages] [rounds]
  * java -jar benchmarks/target/benchmarks.jar server [requests] [concurrency] [rounds]
  * java -jar benchmarks/target/benchmarks.jar replay [commands] [concurrency] [rounds] [entities]
  * java -jar benchmarks/target/benchmarks.jar history [rows] [open] [rounds]
+ * java -jar benchmarks/target/benchmarks.jar filesize [cycles] [secondsPerCommand] [on|off]
  * </pre>
  */
 public final class Benchmarks {
@@ -19,24 +23,39 @@ public final class Benchmarks {
   public static void main(String[] args) throws Exception {
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
     String which = args.length > 0 ? args[0] : "accept";
+    List<Figure> figures = new ArrayList<>();
     switch (which) {
-      case "accept" -> new AcceptBenchmark(
+      case "all" -> {
+        // each benchmark at its default size, fewer rounds: about 10 minutes on 2 cores
+        figures.addAll(new AcceptBenchmark(20_000, 8, 3, Durability.PROCESS_CRASH_SAFE).run());
+        figures.addAll(new InboxBenchmark(5_000, 3).run());
+        figures.addAll(new ServerBenchmark(5_000, 8, 3).run());
+        figures.addAll(new ReplayBenchmark(10_000, 8, 3, 100).run());
+        figures.addAll(new ReplayBenchmark(4_000, 1, 3, 1).run());
+        figures.addAll(new HistoryProbe(1_000_000, 10_000, 5).run());
+        figures.addAll(new FileSizeProbe(20_000, 60, true).run());
+      }
+      case "accept" -> figures.addAll(new AcceptBenchmark(
           intArg(args, 1, 20_000), intArg(args, 2, 8), intArg(args, 3, 5),
           args.length > 4 && args[4].equals("power")
-              ? Durability.POWER_LOSS_SAFE : Durability.PROCESS_CRASH_SAFE).run();
-      case "inbox" -> new InboxBenchmark(intArg(args, 1, 5_000), intArg(args, 2, 5)).run();
-      case "replay" -> new ReplayBenchmark(intArg(args, 1, 10_000), intArg(args, 2, 8),
-          intArg(args, 3, 3), intArg(args, 4, 100)).run();
-      case "history" -> new HistoryProbe(intArg(args, 1, 1_000_000), intArg(args, 2, 10_000),
-          intArg(args, 3, 5)).run();
-      case "server" -> new ServerBenchmark(intArg(args, 1, 5_000), intArg(args, 2, 8),
-          intArg(args, 3, 3)).run();
+              ? Durability.POWER_LOSS_SAFE : Durability.PROCESS_CRASH_SAFE).run());
+      case "inbox" -> figures.addAll(
+          new InboxBenchmark(intArg(args, 1, 5_000), intArg(args, 2, 5)).run());
+      case "replay" -> figures.addAll(new ReplayBenchmark(intArg(args, 1, 10_000),
+          intArg(args, 2, 8), intArg(args, 3, 3), intArg(args, 4, 100)).run());
+      case "history" -> figures.addAll(new HistoryProbe(intArg(args, 1, 1_000_000),
+          intArg(args, 2, 10_000), intArg(args, 3, 5)).run());
+      case "filesize" -> figures.addAll(new FileSizeProbe(intArg(args, 1, 100_000),
+          intArg(args, 2, 30), !(args.length > 3 && args[3].equals("off"))).run());
+      case "server" -> figures.addAll(new ServerBenchmark(intArg(args, 1, 5_000),
+          intArg(args, 2, 8), intArg(args, 3, 3)).run());
       default -> {
         System.err.println("unknown benchmark '" + which
-            + "'; available: accept, inbox, server, replay, history");
+            + "'; available: all, accept, inbox, server, replay, history, filesize");
         System.exit(2);
       }
     }
+    Figure.printTable(figures);
     System.exit(0); // HTTP client and server pools would otherwise keep the JVM up for a minute
   }
 

@@ -11,6 +11,7 @@ import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Instant;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -31,15 +32,28 @@ final class HistoryProbe {
     this.rounds = rounds;
   }
 
-  void run() throws Exception {
+  List<Figure> run() throws Exception {
     // -Dhistory.keep=DIR keeps the file there (DIR/outbox), for timing `outbox status` on it
     String keep = System.getProperty("history.keep");
     Path dir = keep == null ? Files.createTempDirectory("outbox-history")
         : Files.createDirectories(Path.of(keep));
+    List<Figure> figures = new java.util.ArrayList<>();
+    try {
+      measureCalls(dir, figures);
+      figures.add(0, firstRequest(dir));   // after the file above was closed
+      return figures;
+    } finally {
+      if (keep == null) {
+        BenchSupport.deleteTree(dir);
+      }
+    }
+  }
+
+  private void measureCalls(Path dir, List<Figure> figures) throws Exception {
     try (H2Database db = H2Database.open(dir.resolve("outbox"))) {
       H2OutboxStore store = H2OutboxStore.create(db);
       long fill = System.nanoTime();
-      fill(db);
+      fill(db, rows, open);
       System.out.printf("filled %,d rows (%,d open) in %.1f s%n", rows, open,
           (System.nanoTime() - fill) / 1e9);
       Map<Status, Long> counts = store.countByStatus();
@@ -75,10 +89,13 @@ final class HistoryProbe {
       row("baseline: its read through the claim index's due range, ms", oldRecovery, Double.NaN);
       System.out.printf("ratio status calls / full-scan baseline (median): %.3f%n",
           BenchSupport.median(status) / BenchSupport.median(scan));
-    } finally {
-      if (keep == null) {
-        BenchSupport.deleteTree(dir);
-      }
+      figures.addAll(List.of(
+          Figure.below(String.format("status calls at %,d rows, ms", rows),
+              String.format("GROUP BY full scan: %.1f ms", BenchSupport.median(scan)), status,
+              100),
+          Figure.below(String.format("lease recovery beside %,d due rows, ms", open),
+              String.format("claim-range read: %.1f ms", BenchSupport.median(oldRecovery)),
+              recovery, Double.NaN)));
     }
   }
 
@@ -91,7 +108,7 @@ final class HistoryProbe {
             BenchSupport.median(values) < target ? "met" : "NOT met"));
   }
 
-  private void fill(H2Database db) throws Exception {
+  private static void fill(H2Database db, long rows, long open) throws Exception {
     long now = System.currentTimeMillis();
     try (Connection c = db.dataSource().getConnection()) {
       try (PreparedStatement ps = c.prepareStatement("INSERT INTO outbox_command (command_id, "
@@ -119,6 +136,70 @@ final class HistoryProbe {
         }
       }
     }
+  }
+
+  /**
+   * Open + {@code start()} until the first request leaves, on the big file and on a file with
+   * the same open rows and no history; each round reopens both (the history file is closed
+   * first, so its H2 instance is gone). Returns the ratio per round.
+   */
+  private Figure firstRequest(Path dir) throws Exception {
+    Path none = dir.resolve("no-history");
+    try (H2Database db = H2Database.open(none)) {
+      H2OutboxStore.create(db);
+      fill(db, open, open);
+    }
+    double[] history = new double[rounds];
+    double[] fresh = new double[rounds];
+    for (int r = 0; r < rounds; r++) {
+      history[r] = millisToFirstRequest(dir.resolve("outbox"));
+      fresh[r] = millisToFirstRequest(none);
+    }
+    row(String.format("open + start() to the first request, %,d rows, ms", rows), history,
+        Double.NaN);
+    row(String.format("baseline: the same with no history (%,d rows), ms", open), fresh,
+        Double.NaN);
+    return Figure.atMost(String.format("open + start() to first request, %,d rows of history",
+        rows), String.format("the same with no history: %.0f ms", BenchSupport.median(fresh)),
+        Figure.ratios(history, fresh), 1.1);
+  }
+
+  /** Milliseconds from {@code H2Database.open} to the first request a started replayer sends. */
+  private static double millisToFirstRequest(Path file) throws Exception {
+    java.util.concurrent.CountDownLatch sent = new java.util.concurrent.CountDownLatch(1);
+    long[] at = new long[1];
+    dev.outboxreplay.Transport transport = new dev.outboxreplay.Transport() {
+      @Override
+      public dev.outboxreplay.TransportResult send(dev.outboxreplay.OutboxRecord command,
+          dev.outboxreplay.SessionRuntime.Snapshot session) {
+        synchronized (at) {
+          if (sent.getCount() > 0) {
+            at[0] = System.nanoTime();
+            sent.countDown();
+          }
+        }
+        return dev.outboxreplay.TransportResult.of(dev.outboxreplay.TransportResult.Kind.ACKED,
+            new dev.outboxreplay.StoredResponse(200, new byte[0]), "200", "ok");
+      }
+
+      @Override
+      public java.util.Optional<dev.outboxreplay.Reconciliation> reconcile(
+          dev.outboxreplay.OutboxRecord command, dev.outboxreplay.SessionRuntime.Snapshot s) {
+        return java.util.Optional.empty();
+      }
+    };
+    long t0 = System.nanoTime();
+    try (H2Database db = H2Database.open(file)) {
+      H2OutboxStore store = H2OutboxStore.openExisting(db);
+      try (dev.outboxreplay.Replayer<java.sql.Connection> replayer =
+          dev.outboxreplay.Replayer.builder(store, transport).build()) {
+        replayer.start();
+        if (!sent.await(60, java.util.concurrent.TimeUnit.SECONDS)) {
+          throw new IllegalStateException("no request within 60 s");
+        }
+      }
+    }
+    return (at[0] - t0) / 1e6;
   }
 
   /** Changes one row's {@code updated_at} (not indexed), so no cached query result is reused. */

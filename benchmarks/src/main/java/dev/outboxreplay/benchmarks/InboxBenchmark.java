@@ -6,6 +6,7 @@ import dev.outboxreplay.h2.H2InboxStore;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.security.MessageDigest;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -28,7 +29,7 @@ final class InboxBenchmark {
     this.rounds = rounds;
   }
 
-  void run() throws Exception {
+  List<Figure> run() throws Exception {
     System.out.printf("inbox benchmark: %d messages per measurement, %d rounds, 1 thread%n",
         messages, rounds);
     double[] raw = new double[rounds];
@@ -52,6 +53,8 @@ final class InboxBenchmark {
         + "(two commits: the consume, then the projected mark)%n", firstRate, firstRate / rawRate);
     System.out.printf("duplicate receive                      : %8.0f msgs/s, %.1f x cheaper "
         + "than a first receive (target >= 10)%n", duplicateRate, duplicateRate / firstRate);
+    return List.of(Figure.atLeast("duplicate inbox receive", "first receive",
+        Figure.ratios(duplicate, first), 10));
   }
 
   private double rawInserts() throws Exception {

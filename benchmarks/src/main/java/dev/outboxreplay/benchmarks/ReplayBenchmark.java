@@ -52,7 +52,7 @@ final class ReplayBenchmark {
     this.entities = entities;
   }
 
-  void run() throws Exception {
+  List<Figure> run() throws Exception {
     System.out.printf("replay benchmark: %d commands over %d entities, concurrency %d, "
         + "%d rounds, loopback%n", commands, entities, concurrency, rounds);
     double[] raw = new double[rounds];
@@ -94,6 +94,10 @@ final class ReplayBenchmark {
     System.out.printf("raw loop with short sequential keys: %6.0f commands/s; the replayer is "
         + "%.2f of it%n", k, p / k);
     System.out.println("(CPU: this process, client and reference server together)");
+    return List.of(Figure.atLeast(concurrency == 1 && entities == 1
+        ? "replay, one entity, one sender" : "replay, " + concurrency + " senders",
+        "raw OkHttp loop of the same requests to the reference server",
+        Figure.ratios(replay, raw), concurrency == 1 && entities == 1 ? 0.6 : 0.7));
   }
 
   /** A timed section: commands per second and this process's CPU time per command. */

@@ -11,6 +11,7 @@ import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
 import java.util.concurrent.ExecutorService;
@@ -38,7 +39,7 @@ final class ServerBenchmark {
     this.rounds = rounds;
   }
 
-  void run() throws Exception {
+  List<Figure> run() throws Exception {
     System.out.printf("server benchmark: %d requests per measurement, %d concurrent clients, "
         + "%d rounds, loopback%n", requests, concurrency, rounds);
     OkHttpClient client = BenchSupport.client(concurrency);
@@ -91,6 +92,11 @@ final class ServerBenchmark {
         BenchSupport.median(repeat) / b);
     client.dispatcher().executorService().shutdown();
     client.connectionPool().evictAll();
+    return List.of(
+        Figure.below("reference server, first requests", "bare JDK HttpServer handler",
+            Figure.ratios(first, bare), Double.NaN),
+        Figure.below("reference server, repeats", "bare JDK HttpServer handler",
+            Figure.ratios(repeat, bare), Double.NaN));
   }
 
 

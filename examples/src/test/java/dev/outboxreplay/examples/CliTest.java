@@ -9,8 +9,6 @@ import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.server.FaultPlan;
 import dev.outboxreplay.server.IdempotentServer;
 import dev.outboxreplay.server.NotesApplication;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
@@ -34,17 +32,6 @@ class CliTest {
   AtomicReference<FaultPlan> faults = new AtomicReference<>(FaultPlan.NONE);
   String db;
 
-  record Run(int exit, String out, String err) {
-    List<String> lines() {
-      return out.lines().toList();
-    }
-
-    JsonNode lastJson() throws Exception {
-      List<String> lines = lines();
-      return JSON.readTree(lines.get(lines.size() - 1));
-    }
-  }
-
   @BeforeEach
   void start() throws Exception {
     serverDb = H2Database.open(dir.resolve("server"));
@@ -60,30 +47,24 @@ class CliTest {
     serverDb.close();
   }
 
-  private Run run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cli = new CommandLine(new OutboxTool());
-    cli.setOut(new PrintWriter(out));
-    cli.setErr(new PrintWriter(err));
-    int exit = cli.execute(args);
-    return new Run(exit, out.toString(), err.toString());
+  private ToolRun run(String... args) {
+    return ToolRun.of(args);
   }
 
-  private Run enqueue(String entity, String payload) {
+  private ToolRun enqueue(String entity, String payload) {
     return run("enqueue", "--db", db, "--operation", "note.put", "--entity", entity,
         "--payload", payload);
   }
 
   private long count(String status) throws Exception {
-    Run s = run("status", "--db", db, "--json");
+    ToolRun s = run("status", "--db", db, "--json");
     assertThat(s.exit()).as(s.err()).isZero();
     return s.lastJson().path("counts").path(status).asLong();
   }
 
   @Test
   void enqueuePrintsTheIdAndKeyAndStatusCountsIt() throws Exception {
-    Run r = enqueue("n1", "{\"entity\":\"n1\",\"seq\":1}");
+    ToolRun r = enqueue("n1", "{\"entity\":\"n1\",\"seq\":1}");
     assertThat(r.exit()).as(r.err()).isZero();
     JsonNode line = r.lastJson();
     assertThat(line.path("commandId").asText()).hasSize(36);
@@ -91,7 +72,7 @@ class CliTest {
     assertThat(count("queued")).isEqualTo(1);
     assertThat(run("status", "--db", db, "--json").lastJson()
         .path("oldestPendingAgeSeconds").asLong()).isGreaterThanOrEqualTo(0);
-    Run table = run("status", "--db", db);
+    ToolRun table = run("status", "--db", db);
     assertThat(table.out()).contains("queued").contains("oldest pending");
   }
 
@@ -123,11 +104,11 @@ class CliTest {
         {"operation":"note.put","entity":"n3","payload":{"entity":
         {"operation":"note.put","entity":"n4","payload":{"entity":"n4","seq":1}}
         """);
-    Run refused = run("enqueue", "--db", db, "--from", file.toString());
+    ToolRun refused = run("enqueue", "--db", db, "--from", file.toString());
     assertThat(refused.exit()).isEqualTo(2);
     assertThat(refused.err()).contains("line 3").contains("nothing was accepted");
     assertThat(refused.out()).isEmpty();
-    Run prefix = run("enqueue", "--db", db, "--from", file.toString(), "--accept-valid-prefix");
+    ToolRun prefix = run("enqueue", "--db", db, "--from", file.toString(), "--accept-valid-prefix");
     assertThat(prefix.exit()).as(prefix.err()).isZero();
     assertThat(prefix.lines()).hasSize(2);
     assertThat(prefix.err()).contains("line 3");
@@ -137,12 +118,12 @@ class CliTest {
   @Test
   void aFromFileIsReadAsStrictlyAsPayloadAndStoresTheSameBytes() throws Exception {
     String odd = "{\"entity\":\"n1\",\"big\":1E30,\"fine\":4.50,\"tiny\":2e-3}";
-    Run direct = enqueue("n1", odd);
+    ToolRun direct = enqueue("n1", odd);
     assertThat(direct.exit()).as(direct.err()).isZero();
     Path file = dir.resolve("odd.jsonl");
     Files.writeString(file, "{\"operation\":\"note.put\",\"entity\":\"n2\",\"payload\":"
         + odd.replace("n1", "n2") + "}\n");
-    Run fromFile = run("enqueue", "--db", db, "--from", file.toString());
+    ToolRun fromFile = run("enqueue", "--db", db, "--from", file.toString());
     assertThat(fromFile.exit()).as(fromFile.err()).isZero();
     List<String> stored = run("list", "--db", db, "--status", "queued", "--json").lines();
     assertThat(stored).hasSize(2);
@@ -155,12 +136,12 @@ class CliTest {
     for (String[] changed : new String[][] {
         {"{\"big\":1e400}", "$.big"}, {"{\"fine\":0.1000000000000000000000000001}", "$.fine"},
         {"{\"id\":9007199254740993}", "$.id"}}) {
-      Run direct2 = enqueue("n9", changed[0]);
+      ToolRun direct2 = enqueue("n9", changed[0]);
       assertThat(direct2.exit()).as(changed[0]).isEqualTo(2);
       assertThat(direct2.err()).contains(changed[1]).doesNotContain("\tat ");
       Files.writeString(file, "{\"operation\":\"note.put\",\"entity\":\"n9\",\"payload\":"
           + changed[0] + "}\n");
-      Run fromFile2 = run("enqueue", "--db", db, "--from", file.toString());
+      ToolRun fromFile2 = run("enqueue", "--db", db, "--from", file.toString());
       assertThat(fromFile2.exit()).as(changed[0]).isEqualTo(2);
       assertThat(fromFile2.err()).contains("line 1").contains(changed[1]);
     }
@@ -178,7 +159,7 @@ class CliTest {
             "field \"operation\": must be one URL path segment"}}) {
       Files.writeString(file, "{\"operation\":\"note.put\",\"entity\":\"ok\",\"payload\":{}}\n"
           + bad[0] + "\n");
-      Run refused = run("enqueue", "--db", db, "--from", file.toString());
+      ToolRun refused = run("enqueue", "--db", db, "--from", file.toString());
       assertThat(refused.exit()).as(bad[0]).isEqualTo(2);
       assertThat(refused.err()).as(bad[0]).contains("line 2").contains(bad[1])
           .contains("nothing was accepted").doesNotContain("\tat ");
@@ -195,19 +176,19 @@ class CliTest {
     Files.write(file, java.nio.ByteBuffer.allocate(line1.length + line2.length).put(line1)
         .put(line2).array());
     Path fresh = dir.resolve("fresh");
-    Run latin1 = run("enqueue", "--db", fresh.toString(), "--from", file.toString());
+    ToolRun latin1 = run("enqueue", "--db", fresh.toString(), "--from", file.toString());
     assertThat(latin1.exit()).isEqualTo(2);
     assertThat(latin1.err()).contains("line 2 is not valid UTF-8").doesNotContain("\tat ");
-    Run directory = run("enqueue", "--db", fresh.toString(), "--from", dir.toString());
+    ToolRun directory = run("enqueue", "--db", fresh.toString(), "--from", dir.toString());
     assertThat(directory.exit()).isEqualTo(2);
     assertThat(directory.err()).contains("is a directory").doesNotContain("\tat ");
-    Run badPayload = run("enqueue", "--db", fresh.toString(), "--operation", "note.put",
+    ToolRun badPayload = run("enqueue", "--db", fresh.toString(), "--operation", "note.put",
         "--entity", "a", "--payload", "[1,]");
     assertThat(badPayload.exit()).isEqualTo(2);
     assertThat(dir.resolve("fresh.mv.db")).as("a refused enqueue leaves no new file")
         .doesNotExist();
     Path aFile = Files.writeString(dir.resolve("plain.txt"), "x");
-    Run unusable = run("enqueue", "--db", aFile.resolve("db").toString(), "--operation",
+    ToolRun unusable = run("enqueue", "--db", aFile.resolve("db").toString(), "--operation",
         "note.put", "--entity", "a", "--payload", "{}");
     assertThat(unusable.exit()).isEqualTo(2);
     assertThat(unusable.err().lines()).as(unusable.err()).hasSize(1);
@@ -226,7 +207,7 @@ class CliTest {
           new String[] {"enqueue", "--db", held.toString(), "--operation", "note.put",
               "--entity", "a", "--payload", "{}"},
           new String[] {"replay", "--db", held.toString(), "--url", server.baseUrl()})) {
-        Run r = run(args);
+        ToolRun r = run(args);
         assertThat(r.exit()).as("%s: %s", args[0], r.err()).isEqualTo(2);
         assertThat(r.err().lines()).as(r.err()).hasSize(1);
         assertThat(r.err()).contains("held.mv.db").contains("locked").doesNotContain("\tat ");
@@ -250,18 +231,18 @@ class CliTest {
       enqueue("n1", "{\"a\":1}");
       enqueue("n2", "{\"a\":2}");
       Path tokenFile = Files.writeString(dir.resolve("token"), "tok-3f9c\n");
-      Run replay = run("replay", "--db", db, "--url", authed.baseUrl(), "--tenant", "shop-1",
+      ToolRun replay = run("replay", "--db", db, "--url", authed.baseUrl(), "--tenant", "shop-1",
           "--token-file", tokenFile.toString(), "--until-drained", "--timeout", "30s");
       assertThat(replay.exit()).as(replay.err()).isZero();
       assertThat(count("acked")).as("every answer was lost; reconciliation with the token "
           + "found them committed").isEqualTo(2);
-      Run missing = run("replay", "--db", db, "--url", authed.baseUrl(), "--token-file",
+      ToolRun missing = run("replay", "--db", db, "--url", authed.baseUrl(), "--token-file",
           dir.resolve("no-such-token").toString());
       assertThat(missing.exit()).isEqualTo(2);
       assertThat(missing.err()).contains("cannot read --token-file");
     }
     Path badTokens = Files.writeString(dir.resolve("tokens"), "# token tenant\nsecret-x\n");
-    Run serve = run("serve", "--db", dir.resolve("serve-db").toString(), "--tokens",
+    ToolRun serve = run("serve", "--db", dir.resolve("serve-db").toString(), "--tokens",
         badTokens.toString());
     assertThat(serve.exit()).isEqualTo(2);
     assertThat(serve.err()).contains("line 2").doesNotContain("secret-x");
@@ -281,7 +262,7 @@ class CliTest {
     for (String[] args : List.of(new String[] {"status", "--db", db},
         new String[] {"list", "--db", db, "--status", "queued"},
         new String[] {"export", "--db", db})) {
-      Run r = run(args);
+      ToolRun r = run(args);
       assertThat(r.exit()).as("%s: %s", args[0], r.err()).isZero();
       assertThat(sha256(file)).as("%s changed the file", args[0]).isEqualTo(before);
       assertThat(listing()).as("%s left a file behind", args[0]).isEqualTo(listing);
@@ -302,7 +283,7 @@ class CliTest {
         new String[] {"replay", "--db", other.toString(), "--url", server.baseUrl()},
         new String[] {"enqueue", "--db", other.toString(), "--operation", "note.put",
             "--entity", "a", "--payload", "{}"})) {
-      Run r = run(args);
+      ToolRun r = run(args);
       assertThat(r.exit()).as("%s on another application's file: %s", args[0], r.err())
           .isEqualTo(2);
       assertThat(r.err()).contains("holds no outbox").doesNotContain("\tat ");
@@ -317,7 +298,7 @@ class CliTest {
     Path empty = Files.write(dir.resolve("empty.mv.db"), new byte[0]);
     for (Path bad : List.of(broken, empty)) {
       for (String command : List.of("status", "replay")) {
-        Run r = command.equals("status") ? run("status", "--db", bad.toString())
+        ToolRun r = command.equals("status") ? run("status", "--db", bad.toString())
             : run("replay", "--db", bad.toString(), "--url", server.baseUrl());
         assertThat(r.exit()).as("%s on %s: %s", command, bad, r.err()).isEqualTo(2);
         assertThat(r.err()).contains(bad.toString()).doesNotContain("\tat ");
@@ -340,18 +321,18 @@ class CliTest {
 
   @Test
   void badInputGetsAClearMessageAndANonZeroExit() throws Exception {
-    Run missing = run("status", "--db", dir.resolve("nope").toString());
+    ToolRun missing = run("status", "--db", dir.resolve("nope").toString());
     assertThat(missing.exit()).isEqualTo(2);
     assertThat(missing.err()).contains("no outbox database at");
     assertThat(dir.resolve("nope.mv.db")).doesNotExist();
     enqueue("n1", "{}");
-    Run badStatus = run("list", "--db", db, "--status", "done");
+    ToolRun badStatus = run("list", "--db", db, "--status", "done");
     assertThat(badStatus.exit()).isEqualTo(2);
     assertThat(badStatus.err()).contains("unknown status 'done'").contains("retryable_failed");
-    Run badJson = enqueue("n2", "{oops");
+    ToolRun badJson = enqueue("n2", "{oops");
     assertThat(badJson.exit()).isEqualTo(2);
     assertThat(badJson.err()).contains("not valid JSON");
-    Run badDuration = run("replay", "--db", db, "--url", server.baseUrl(), "--timeout", "soon");
+    ToolRun badDuration = run("replay", "--db", db, "--url", server.baseUrl(), "--timeout", "soon");
     assertThat(badDuration.exit()).isEqualTo(2);
     assertThat(badDuration.err()).contains("not a duration");
     assertThat(count("queued")).isEqualTo(1);
@@ -362,7 +343,7 @@ class CliTest {
     for (int i = 0; i < 5; i++) {
       enqueue("n" + (i % 2), "{\"entity\":\"n" + (i % 2) + "\",\"seq\":" + i + "}");
     }
-    Run r = run("replay", "--db", db, "--url", server.baseUrl(), "--until-drained",
+    ToolRun r = run("replay", "--db", db, "--url", server.baseUrl(), "--until-drained",
         "--timeout", "60s", "--concurrency", "2");
     assertThat(r.exit()).as(r.err()).isZero();
     JsonNode counts = r.lastJson();
@@ -379,7 +360,7 @@ class CliTest {
   void replayThatRunsOutOfTimeWithWorkLeftExitsThree() throws Exception {
     enqueue("n1", "{\"entity\":\"n1\",\"seq\":1}");
     faults.set(request -> FaultPlan.Fault.fail(503, Duration.ofSeconds(30)));
-    Run r = run("replay", "--db", db, "--url", server.baseUrl(), "--until-drained",
+    ToolRun r = run("replay", "--db", db, "--url", server.baseUrl(), "--until-drained",
         "--timeout", "1s");
     assertThat(r.exit()).isEqualTo(3);
     assertThat(r.lastJson().path("retryable_failed").asLong()).isEqualTo(1);
@@ -392,7 +373,7 @@ class CliTest {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       closed = s.getLocalPort();
     }
-    Run r = run("replay", "--db", db, "--url", "http://127.0.0.1:" + closed);
+    ToolRun r = run("replay", "--db", db, "--url", "http://127.0.0.1:" + closed);
     assertThat(r.exit()).isEqualTo(4);
     assertThat(r.err()).contains("cannot reach").contains("nothing was sent");
     assertThat(r.lastJson().path("queued").asLong()).as("the final JSON object, always")
@@ -403,11 +384,11 @@ class CliTest {
   @Test
   void aRejectedCommandCanBeListedRequeuedAndExportedWithItsAuditTrail() throws Exception {
     enqueue("n1", "{\"entity\":\"n1\",\"reject\":\"invalid\",\"seq\":1}");
-    Run replayed = run("replay", "--db", db, "--url", server.baseUrl());
+    ToolRun replayed = run("replay", "--db", db, "--url", server.baseUrl());
     assertThat(replayed.exit()).as("a command ended rejected during the run").isEqualTo(5);
     assertThat(replayed.lastJson().path("endedDuringRun").path("rejected").asLong())
         .isEqualTo(1);
-    Run listed = run("list", "--db", db, "--status", "rejected", "--json");
+    ToolRun listed = run("list", "--db", db, "--status", "rejected", "--json");
     JsonNode rejected = listed.lastJson();
     assertThat(rejected.path("lastError").path("code").asText()).isEqualTo("http_400");
     assertThat(rejected.path("reason").asText()).isEqualTo("rejected_by_receiver");
@@ -415,13 +396,13 @@ class CliTest {
     JsonNode statusWithRejected = run("status", "--db", db, "--json").lastJson();
     assertThat(statusWithRejected.path("poison").asLong()).as("http_400 is not poison").isZero();
     assertThat(statusWithRejected.path("oldestPendingAgeSeconds").asLong()).isZero();
-    Run requeued = run("requeue", "--db", db, "--id", id);
+    ToolRun requeued = run("requeue", "--db", db, "--id", id);
     assertThat(requeued.exit()).as(requeued.err()).isZero();
     assertThat(count("queued")).isEqualTo(1);
-    Run again = run("requeue", "--db", db, "--id", id);
+    ToolRun again = run("requeue", "--db", db, "--id", id);
     assertThat(again.exit()).isEqualTo(2);
     assertThat(again.err()).contains("only conflict or rejected");
-    Run export = run("export", "--db", db);
+    ToolRun export = run("export", "--db", db);
     JsonNode line = export.lastJson();
     assertThat(line.path("commandId").asText()).isEqualTo(id);
     assertThat(line.path("audit").toString()).contains("operator_requeue")
@@ -436,11 +417,11 @@ class CliTest {
     assertThat(run("replay", "--db", db, "--url", server.baseUrl()).exit()).isEqualTo(5);
     enqueue("n1", "{\"entity\":\"n1\",\"seq\":2}");
     assertThat(run("replay", "--db", db, "--url", server.baseUrl()).exit()).isZero();
-    Run refused = run("requeue", "--db", db, "--id", first);
+    ToolRun refused = run("requeue", "--db", db, "--id", first);
     assertThat(refused.exit()).isEqualTo(6);
     assertThat(refused.err()).contains("already acked").contains("--force");
     assertThat(count("rejected")).as("nothing changed").isEqualTo(1);
-    Run forced = run("requeue", "--db", db, "--id", first, "--force");
+    ToolRun forced = run("requeue", "--db", db, "--id", first, "--force");
     assertThat(forced.exit()).as(forced.err()).isZero();
     assertThat(count("queued")).isEqualTo(1);
   }
@@ -452,12 +433,12 @@ class CliTest {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       closed = s.getLocalPort();
     }
-    Run unreachable = run("replay", "--db", db, "--url",
+    ToolRun unreachable = run("replay", "--db", db, "--url",
         "http://user:s3cret@127.0.0.1:" + closed);
     assertThat(unreachable.exit()).isEqualTo(4);
-    Run malformed = run("replay", "--db", db, "--url", "htp://user:s3cret@127.0.0.1:1");
+    ToolRun malformed = run("replay", "--db", db, "--url", "htp://user:s3cret@127.0.0.1:1");
     assertThat(malformed.exit()).isEqualTo(2);
-    for (Run r : List.of(unreachable, malformed)) {
+    for (ToolRun r : List.of(unreachable, malformed)) {
       assertThat(r.err() + r.out()).doesNotContain("s3cret");
     }
   }
@@ -465,10 +446,11 @@ class CliTest {
   @Test
   void replayCanBeToldTheReceiverHasNoReconciliationAndHowToClassifyAStatus() throws Exception {
     enqueue("n1", "{\"entity\":\"n1\",\"seq\":1}");
-    Run badRule = run("replay", "--db", db, "--url", server.baseUrl(), "--classify", "409=maybe");
+    ToolRun badRule =
+        run("replay", "--db", db, "--url", server.baseUrl(), "--classify", "409=maybe");
     assertThat(badRule.exit()).isEqualTo(2);
     assertThat(badRule.err()).contains("unknown kind 'maybe'");
-    Run r = run("replay", "--db", db, "--url", server.baseUrl(), "--no-reconciliation",
+    ToolRun r = run("replay", "--db", db, "--url", server.baseUrl(), "--no-reconciliation",
         "--classify", "409=in_progress", "--until-drained", "--timeout", "30s");
     assertThat(r.exit()).as(r.err()).isZero();
     assertThat(r.lastJson().path("acked").asLong()).isEqualTo(1);

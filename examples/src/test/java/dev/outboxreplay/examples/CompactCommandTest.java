@@ -13,8 +13,6 @@ import dev.outboxreplay.Status;
 import dev.outboxreplay.examples.cli.OutboxTool;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
-import java.io.PrintWriter;
-import java.io.StringWriter;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -43,22 +41,22 @@ class CompactCommandTest {
       open = outbox.accept(OutboxCommand.of("note.put", "b", Map.of("body", "open")));
     }
 
-    String[] result = run("compact", "--db", file.toString(), "--tombstone-after", "30s");
-    assertThat(result[0]).isEqualTo("0");
-    JsonNode counts = JSON.readTree(result[1]);
+    ToolRun result = ToolRun.of("compact", "--db", file.toString(), "--tombstone-after", "30s");
+    assertThat(result.exit()).isZero();
+    JsonNode counts = JSON.readTree(result.out());
     assertThat(counts.get("tombstoned").asInt()).isEqualTo(1);
     assertThat(counts.get("deleted").asInt()).isZero();
 
-    String[] table = run("list", "--db", file.toString(), "--status", "acked");
-    assertThat(table[0]).as(table[2]).isEqualTo("0");
-    assertThat(table[1]).contains(acked.commandId().toString());
-    String[] export = run("export", "--db", file.toString());
-    assertThat(export[0]).as(export[2]).isEqualTo("0");
-    assertThat(export[1]).doesNotContain("buy milk").contains(acked.payload().sha256Hex());
-    JsonNode tomb = JSON.readTree(run("list", "--db", file.toString(), "--status", "acked",
-        "--json")[1].lines().findFirst().orElseThrow());
-    JsonNode kept = JSON.readTree(run("list", "--db", file.toString(), "--status", "queued",
-        "--json")[1].lines().findFirst().orElseThrow());
+    ToolRun table = ToolRun.of("list", "--db", file.toString(), "--status", "acked");
+    assertThat(table.exit()).as(table.err()).isZero();
+    assertThat(table.out()).contains(acked.commandId().toString());
+    ToolRun export = ToolRun.of("export", "--db", file.toString());
+    assertThat(export.exit()).as(export.err()).isZero();
+    assertThat(export.out()).doesNotContain("buy milk").contains(acked.payload().sha256Hex());
+    JsonNode tomb = JSON.readTree(ToolRun.of("list", "--db", file.toString(), "--status", "acked",
+        "--json").out().lines().findFirst().orElseThrow());
+    JsonNode kept = JSON.readTree(ToolRun.of("list", "--db", file.toString(), "--status", "queued",
+        "--json").out().lines().findFirst().orElseThrow());
     assertThat(tomb.get("commandId").asText()).isEqualTo(acked.commandId().toString());
     assertThat(kept.get("commandId").asText()).isEqualTo(open.commandId().toString());
     assertThat(tomb.get("payload").isNull()).isTrue();
@@ -72,10 +70,10 @@ class CompactCommandTest {
     try (H2Database db = H2Database.open(file)) {
       H2OutboxStore.create(db);
     }
-    String[] result = run("compact", "--db", file.toString(), "--delete-after", "1d");
-    assertThat(result[0]).isEqualTo("2");
-    assertThat(result[2]).contains("--delete-after").contains("--key-retention");
-    assertThat(run("compact", "--db", file.toString(), "--tombstone-after", "1y")[2])
+    ToolRun result = ToolRun.of("compact", "--db", file.toString(), "--delete-after", "1d");
+    assertThat(result.exit()).isEqualTo(2);
+    assertThat(result.err()).contains("--delete-after").contains("--key-retention");
+    assertThat(ToolRun.of("compact", "--db", file.toString(), "--tombstone-after", "1y").err())
         .contains("not a duration");
   }
 
@@ -87,14 +85,4 @@ class CompactCommandTest {
         RetryPolicy.DEFAULT_KEY_RETENTION.toDays() + "d");
   }
 
-  /** Exit code, standard output and standard error of one run of the tool. */
-  private static String[] run(String... args) {
-    StringWriter out = new StringWriter();
-    StringWriter err = new StringWriter();
-    CommandLine cli = new CommandLine(new OutboxTool());
-    cli.setOut(new PrintWriter(out));
-    cli.setErr(new PrintWriter(err));
-    int exit = cli.execute(args);
-    return new String[] {String.valueOf(exit), out.toString(), err.toString()};
-  }
 }

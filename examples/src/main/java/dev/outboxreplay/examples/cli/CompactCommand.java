@@ -25,7 +25,8 @@ final class CompactCommand implements Callable<Integer> {
   @Mixin ExistingOutboxFile outboxFile;
 
   @Option(names = "--tombstone-after", defaultValue = "1d", description = "Commands that ended "
-      + "longer ago than this keep only their id, key, hash and outcome (default: ${DEFAULT-VALUE}).")
+      + "longer ago than this keep only their id, key, hash and outcome "
+      + "(default: ${DEFAULT-VALUE}).")
   String tombstoneAfter;
 
   @Option(names = "--delete-after", description = "Tombstones of commands that ended longer ago "
