@@ -14,7 +14,7 @@ import java.util.List;
  * java -jar benchmarks/target/benchmarks.jar server [requests] [concurrency] [rounds]
  * java -jar benchmarks/target/benchmarks.jar replay [commands] [concurrency] [rounds] [entities]
  * java -jar benchmarks/target/benchmarks.jar history [rows] [open] [rounds]
- * java -jar benchmarks/target/benchmarks.jar filesize [cycles] [secondsPerCommand] [on|off]
+ * java -jar benchmarks/target/benchmarks.jar filesize [seconds] [pauseMs] [simSecsPerCmd] [on|off]
  * </pre>
  */
 public final class Benchmarks {
@@ -33,7 +33,7 @@ public final class Benchmarks {
         figures.addAll(new ReplayBenchmark(10_000, 8, 3, 100).run());
         figures.addAll(new ReplayBenchmark(4_000, 1, 3, 1).run());
         figures.addAll(new HistoryProbe(1_000_000, 10_000, 5).run());
-        figures.addAll(new FileSizeProbe(20_000, 60, true).run());
+        figures.addAll(new FileSizeProbe(120, 5, 60, true).run());
       }
       case "accept" -> figures.addAll(new AcceptBenchmark(
           intArg(args, 1, 20_000), intArg(args, 2, 8), intArg(args, 3, 5),
@@ -45,8 +45,9 @@ public final class Benchmarks {
           intArg(args, 2, 8), intArg(args, 3, 3), intArg(args, 4, 100)).run());
       case "history" -> figures.addAll(new HistoryProbe(intArg(args, 1, 1_000_000),
           intArg(args, 2, 10_000), intArg(args, 3, 5)).run());
-      case "filesize" -> figures.addAll(new FileSizeProbe(intArg(args, 1, 100_000),
-          intArg(args, 2, 30), !(args.length > 3 && args[3].equals("off"))).run());
+      case "filesize" -> figures.addAll(new FileSizeProbe(intArg(args, 1, 120),
+          intArg(args, 2, 5), intArg(args, 3, 60), !(args.length > 4 && args[4].equals("off")))
+          .run());
       case "server" -> figures.addAll(new ServerBenchmark(intArg(args, 1, 5_000),
           intArg(args, 2, 8), intArg(args, 3, 3)).run());
       default -> {

@@ -21,18 +21,25 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Months of use in minutes: {@code cycles} commands accepted one by one and acked through the
- * store's own claim and complete (no HTTP), on a clock that moves {@code secondsPerCommand} per
- * command, with the history retention applied every simulated hour as a replayer does. Prints the
- * file size and the live data (bytes of the rows still kept) as it goes, and their ratio.
+ * Months of use, in minutes: commands accepted one by one and acked through the store's own claim
+ * and complete (no HTTP) for {@code seconds} of real time, {@code pauseMillis} apart, on a clock
+ * that moves {@code secondsPerCommand} per command, with the history retention applied every
+ * simulated hour as a replayer does. Prints the file size and the live data (bytes of the rows
+ * still kept) every 10 s, and their ratio.
+ *
+ * <p>Real time matters: H2 reuses the space of a dead chunk only after its retention time
+ * ({@code RETENTION_TIME}, 45 s by default) of real time. {@code -Dfilesize.retentionTime=MS}
+ * sets another value for the run, to measure the trade-off; the library does not change it.
  */
 final class FileSizeProbe {
-  private final int cycles;
+  private final int seconds;
+  private final int pauseMillis;
   private final int secondsPerCommand;
   private final boolean retention;
 
-  FileSizeProbe(int cycles, int secondsPerCommand, boolean retention) {
-    this.cycles = cycles;
+  FileSizeProbe(int seconds, int pauseMillis, int secondsPerCommand, boolean retention) {
+    this.seconds = seconds;
+    this.pauseMillis = pauseMillis;
     this.secondsPerCommand = secondsPerCommand;
     this.retention = retention;
   }
@@ -58,16 +65,28 @@ final class FileSizeProbe {
       }
     };
     byte[] response = "{\"applied\":true,\"version\":17}".getBytes(StandardCharsets.UTF_8);
-    System.out.printf("file-size probe: %,d accept-ack cycles, %d s apart (%.1f days), "
-        + "retention %s%n", cycles, secondsPerCommand, cycles * (double) secondsPerCommand / 86400,
-        retention ? "on (tombstone after 1 day, delete after 8 days)" : "off");
+    String retentionTime = System.getProperty("filesize.retentionTime");
+    System.out.printf("file-size probe: %d s of real time, %d ms between accept-ack cycles, "
+        + "%d simulated s per command, history retention %s, H2 RETENTION_TIME %s%n", seconds,
+        pauseMillis, secondsPerCommand,
+        retention ? "on (tombstone after 1 day, delete after 8 days)" : "off",
+        retentionTime == null ? "default (45 s)" : retentionTime + " ms");
     double ratio = Double.NaN;
+    int cycles = 0;
     try (H2Database db = H2Database.open(file)) {
       H2OutboxStore store = H2OutboxStore.create(db);
+      if (retentionTime != null) {
+        try (Connection c = db.dataSource().getConnection()) {
+          c.createStatement().execute("SET RETENTION_TIME " + Integer.parseInt(retentionTime));
+        }
+      }
       Outbox<Connection> outbox = Outbox.builder(store).clock(clock).build();
       Instant lastUpkeep = now[0];
       long started = System.nanoTime();
-      for (int i = 1; i <= cycles; i++) {
+      long end = started + seconds * 1_000_000_000L;
+      long nextReport = started + 10_000_000_000L;
+      for (int i = 1; System.nanoTime() < end; i++) {
+        cycles = i;
         outbox.accept(OutboxCommand.of("note.put", "note-" + (i % 500), Map.of("id",
             "note-" + (i % 500), "body", "a note of about a hundred bytes, edited offline, "
                 + "version " + i)));
@@ -85,15 +104,19 @@ final class FileSizeProbe {
           store.tombstoneEnded(now[0].minus(Duration.ofDays(1)), now[0]);
           store.deleteTombstones(now[0].minus(Duration.ofDays(8)));
         }
-        if (i % Math.max(1, cycles / 10) == 0) {
+        if (System.nanoTime() >= nextReport) {
+          nextReport += 10_000_000_000L;
           ratio = report(db, file, i, started);
+        }
+        if (pauseMillis > 0) {
+          Thread.sleep(pauseMillis);
         }
       }
     }
     System.out.printf("closed: file %,d bytes%n", Files.size(Path.of(file + ".mv.db")));
     BenchSupport.deleteTree(dir);
-    return List.of(Figure.below(String.format("file size / live data after %,d cycles", cycles),
-        "live data (rows kept, estimated)", new double[] {ratio}, 2));
+    return List.of(Figure.below(String.format("file size / live data after %d s (%,d cycles)",
+        seconds, cycles), "live data (rows kept, estimated)", new double[] {ratio}, 2));
   }
 
   private static double report(H2Database db, Path file, int done, long started)

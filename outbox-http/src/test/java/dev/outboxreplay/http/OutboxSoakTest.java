@@ -139,11 +139,26 @@ class OutboxSoakTest {
               i.collect();
               acceptsAtKill.put(i.role, i.count("ACK "));
             }
-            Awaitility.await().atMost(QUIET).pollInterval(Duration.ofMillis(20)).until(() -> {
-              running.values().forEach(Instance::collect);
-              return running.values().stream().filter(i -> !i.role.equals("replay"))
-                  .allMatch(i -> i.count("ACK ") >= acceptsAtKill.get(i.role) + 15);
-            });
+            try {
+              Awaitility.await().atMost(QUIET).pollInterval(Duration.ofMillis(20)).until(() -> {
+                running.values().forEach(Instance::collect);
+                return running.values().stream().filter(i -> !i.role.equals("replay"))
+                    .allMatch(i -> i.count("ACK ") >= acceptsAtKill.get(i.role) + 15);
+              });
+            } catch (org.awaitility.core.ConditionTimeoutException e) {
+              StringBuilder survivors = new StringBuilder();
+              for (Instance i : running.values()) {
+                List<String> tail = i.lines.subList(Math.max(0, i.lines.size() - 5),
+                    i.lines.size());
+                survivors.append("\n--- ").append(i.role).append(": ")
+                    .append(i.count("ACK ") - acceptsAtKill.getOrDefault(i.role, 0L))
+                    .append(" accepts since the kill; last lines ").append(tail)
+                    .append("; stderr:\n").append(i.child.stderrText());
+              }
+              throw new AssertionError("seed " + seed + " round " + round + ": the accepting "
+                  + "survivors did not make 15 accepts each within " + QUIET + " after the kill "
+                  + "of " + victims + survivors, e);
+            }
             Instance replayer = running.get("replay");
             if (replayer != null) {
               List<String> acceptedAfter = new ArrayList<>();
