@@ -9,9 +9,12 @@ public enum FailurePoint {
   AFTER_OUTBOX_WRITE("after-outbox-write"),
   AFTER_CLAIM("after-claim"),
   BEFORE_NETWORK_SEND("before-network-send"),
+  /**
+   * The whole request was written and the answer is awaited: the receiver may commit and the
+   * answer never arrive. Reported by a transport that supports it ({@code OkHttpTransport}).
+   */
   AFTER_NETWORK_SEND_BEFORE_RESPONSE("after-network-send-before-response"),
   AFTER_RESPONSE_BEFORE_ACK("after-response-before-ack"),
-  AFTER_ACK_BEFORE_PROJECTION("after-ack-before-projection"),
   /** Inbox: the consume transaction committed; the staged result is not projected yet. */
   AFTER_CONSUME_COMMIT_BEFORE_PROJECTION("after-consume-commit-before-projection"),
   /** Inbox: the projection succeeded; the row is not marked projected yet. */

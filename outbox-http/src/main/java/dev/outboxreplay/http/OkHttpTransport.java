@@ -1,6 +1,8 @@
 package dev.outboxreplay.http;
 
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxreplay.FailureInjector;
+import dev.outboxreplay.FailurePoint;
 import dev.outboxreplay.HttpContract;
 import dev.outboxreplay.OperationName;
 import dev.outboxreplay.OutboxRecord;
@@ -80,6 +82,7 @@ public final class OkHttpTransport implements Transport {
   private final Clock clock;
   private final ReconciliationClient reconciliation;
   private final AtomicBoolean reconciliationAvailable;
+  private final FailureInjector failures;
 
   private OkHttpTransport(Builder b) {
     // A send carries its tracker as a request tag; other calls (reconciliation) get none.
@@ -97,6 +100,7 @@ public final class OkHttpTransport implements Transport {
     this.clock = b.clock;
     this.reconciliation = b.reconcile ? new ReconciliationClient(client, base) : null;
     this.reconciliationAvailable = new AtomicBoolean(b.reconcile);
+    this.failures = b.failures;
   }
 
   /** A builder for a receiver at {@code baseUrl}, e.g. {@code http://127.0.0.1:8080}. */
@@ -111,7 +115,7 @@ public final class OkHttpTransport implements Transport {
       return TransportResult.of(Kind.REJECTED, null, "invalid_operation",
           "not sent: the operation name is not " + OperationName.GRAMMAR);
     }
-    SendTracker tracker = new SendTracker();
+    SendTracker tracker = new SendTracker(failures);
     Request.Builder request = new Request.Builder().url(route.apply(command))
         .tag(SendTracker.class, tracker)
         .post(new OneShotBody(command.payload().bytes()))
@@ -197,13 +201,27 @@ public final class OkHttpTransport implements Transport {
     }
   }
 
-  /** Notes whether OkHttp started writing the request, to tell "not sent" from "maybe sent". */
+  /**
+   * Notes whether OkHttp started writing the request, to tell "not sent" from "maybe sent", and
+   * reports {@link FailurePoint#AFTER_NETWORK_SEND_BEFORE_RESPONSE} once the whole request was
+   * flushed and OkHttp starts reading the answer.
+   */
   private static final class SendTracker extends EventListener {
+    private final FailureInjector failures;
     volatile boolean requestStarted;
+
+    SendTracker(FailureInjector failures) {
+      this.failures = failures;
+    }
 
     @Override
     public void requestHeadersStart(Call call) {
       requestStarted = true;
+    }
+
+    @Override
+    public void responseHeadersStart(Call call) {
+      failures.at(FailurePoint.AFTER_NETWORK_SEND_BEFORE_RESPONSE);
     }
   }
 
@@ -245,6 +263,7 @@ public final class OkHttpTransport implements Transport {
     private final Map<Integer, Kind> overrides = new HashMap<>();
     private Clock clock = Clock.systemUTC();
     private boolean reconcile = true;
+    private FailureInjector failures = FailureInjector.NONE;
 
     private Builder(HttpUrl baseUrl) {
       this.baseUrl = Objects.requireNonNull(baseUrl, "baseUrl == null");
@@ -296,6 +315,15 @@ public final class OkHttpTransport implements Transport {
      */
     public Builder reconciliation(boolean enabled) {
       this.reconcile = enabled;
+      return this;
+    }
+
+    /**
+     * For tests: called at {@link FailurePoint#AFTER_NETWORK_SEND_BEFORE_RESPONSE}, when the whole
+     * request has been written and the answer is awaited. Default {@link FailureInjector#NONE}.
+     */
+    public Builder failureInjector(FailureInjector failures) {
+      this.failures = Objects.requireNonNull(failures, "failureInjector == null");
       return this;
     }
 

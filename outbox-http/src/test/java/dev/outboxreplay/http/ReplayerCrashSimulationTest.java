@@ -27,6 +27,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.atomic.AtomicInteger;
+import okhttp3.HttpUrl;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -46,7 +47,8 @@ class ReplayerCrashSimulationTest {
   private static final int ENTITIES = 8;
   private static final int PER_ENTITY = 25;
   private static final List<FailurePoint> POINTS = List.of(FailurePoint.AFTER_CLAIM,
-      FailurePoint.BEFORE_NETWORK_SEND, FailurePoint.AFTER_RESPONSE_BEFORE_ACK);
+      FailurePoint.BEFORE_NETWORK_SEND, FailurePoint.AFTER_NETWORK_SEND_BEFORE_RESPONSE,
+      FailurePoint.AFTER_RESPONSE_BEFORE_ACK);
 
   @TempDir Path dir;
   ReplayFixture f;
@@ -139,7 +141,10 @@ class ReplayerCrashSimulationTest {
       Crasher crasher = new Crasher(target, random.nextInt(1, 16));
       try (H2Database db = H2Database.open(clientFile)) {
         H2OutboxStore store = H2OutboxStore.create(db);
-        try (Replayer<Connection> replayer = Replayer.builder(store, f.transport)
+        // the transport reports the point between the request and its answer
+        OkHttpTransport transport = OkHttpTransport.builder(HttpUrl.get(f.server.baseUrl()))
+            .callTimeout(Duration.ofSeconds(20)).clock(f.clock).failureInjector(crasher).build();
+        try (Replayer<Connection> replayer = Replayer.builder(store, transport)
             .owner("life-" + life).clock(f.clock).session(f.session::get)
             .responseApplier(applier).failureInjector(crasher).concurrency(4).batchSize(16)
             .lease(Duration.ofSeconds(30)).holdInterval(Duration.ofSeconds(5))
