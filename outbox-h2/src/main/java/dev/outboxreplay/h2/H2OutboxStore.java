@@ -15,6 +15,7 @@ import dev.outboxreplay.h2.internal.GroupCommitter;
 import dev.outboxreplay.h2.internal.Handover;
 import dev.outboxreplay.h2.internal.Rollback;
 import dev.outboxreplay.h2.internal.H2Errors;
+import dev.outboxreplay.h2.internal.OutboxCounts;
 import dev.outboxreplay.h2.internal.OutboxInserter;
 import dev.outboxreplay.h2.internal.OutboxRetention;
 import dev.outboxreplay.h2.internal.OutboxRows;
@@ -308,7 +309,7 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
       for (Status s : Status.values()) {
         counts.put(s, 0L);
       }
-      counts.putAll(sql.countByStatus(c));
+      counts.putAll(OutboxCounts.byStatus(c));
       return counts;
     });
   }
@@ -320,13 +321,13 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
    */
   public Map<String, Long> countByErrorCode(Status status) {
     Objects.requireNonNull(status, "status == null");
-    return read("count by error code", c -> sql.countByErrorCode(c, status));
+    return read("count by error code", c -> OutboxCounts.byErrorCode(c, status));
   }
 
   /** When the oldest command that is not yet acked, conflict or rejected was accepted. */
   @Override
   public Optional<Instant> oldestOpenAcceptedAt() {
-    return read("oldest open command", sql::oldestOpenAcceptedAt);
+    return read("oldest open command", OutboxCounts::oldestOpenAcceptedAt);
   }
 
   /**

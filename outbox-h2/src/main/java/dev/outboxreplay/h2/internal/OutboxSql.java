@@ -18,9 +18,7 @@ import java.sql.SQLException;
 import java.sql.Types;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 
@@ -429,70 +427,6 @@ public final class OutboxSql {
         }
       }
       return result;
-    }
-  }
-
-  /**
-   * Rows per status, from one statement (one snapshot). Every status but acked is counted in its
-   * own range of idx_outbox_status; acked is the table's row count, which H2 keeps, minus those.
-   * The cost grows with the rows that are not acked, never with the acked history.
-   */
-  public Map<Status, Long> countByStatus(Connection c) throws SQLException {
-    Map<Status, Long> counts = new EnumMap<>(Status.class);
-    try (PreparedStatement ps = c.prepareStatement(COUNT_BY_STATUS);
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      long notAcked = 0;
-      for (int i = 0; i < COUNTED.size(); i++) {
-        long n = rs.getLong(i + 2);
-        counts.put(COUNTED.get(i), n);
-        notAcked += n;
-      }
-      counts.put(Status.ACKED, rs.getLong(1) - notAcked);
-    }
-    return counts;
-  }
-
-  /** Statuses counted through idx_outbox_status; acked is the rest. */
-  private static final List<Status> COUNTED = java.util.Arrays.stream(Status.values())
-      .filter(s -> s != Status.ACKED).toList();
-  static final String COUNT_BY_STATUS = "SELECT (SELECT COUNT(*) FROM outbox_command)"
-      + COUNTED.stream().map(s -> ", (SELECT COUNT(*) FROM outbox_command WHERE status = '"
-          + s.wireName() + "')").collect(java.util.stream.Collectors.joining());
-
-  /** Rows in {@code status} per their last error code (rows without one are not counted). */
-  public Map<String, Long> countByErrorCode(Connection c, Status status) throws SQLException {
-    Map<String, Long> counts = new java.util.TreeMap<>();
-    try (PreparedStatement ps = c.prepareStatement("SELECT last_error_code, COUNT(*) "
-        + "FROM outbox_command WHERE status = ? AND last_error_code IS NOT NULL "
-        + "GROUP BY last_error_code")) {
-      ps.setString(1, status.wireName());
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          counts.put(rs.getString(1), rs.getLong(2));
-        }
-      }
-    }
-    return counts;
-  }
-
-  /**
-   * Open rows are at or below {@code BLOCKED} in idx_outbox_claim, terminal rows above it: reads
-   * open rows only. ({@code < MAX} would walk the terminal range to its end.)
-   */
-  static final String OLDEST_OPEN = "SELECT MIN(created_at) FROM outbox_command "
-      + "USE INDEX (idx_outbox_claim) WHERE claim_due <= " + OutboxSchema.BLOCKED;
-
-  /** When the oldest command that is not terminal was accepted; empty when none is open. */
-  public java.util.Optional<java.time.Instant> oldestOpenAcceptedAt(Connection c)
-      throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(
-        OLDEST_OPEN);
-        ResultSet rs = ps.executeQuery()) {
-      rs.next();
-      long at = rs.getLong(1);
-      return rs.wasNull() ? java.util.Optional.empty()
-          : java.util.Optional.of(java.time.Instant.ofEpochMilli(at));
     }
   }
 

@@ -171,13 +171,13 @@ class ClaimQueryPlanTest {
         .containsEntry(Status.REJECTED, 2L).containsEntry(Status.SENDING, 1L)
         .containsEntry(Status.CLAIMED, 2L).containsEntry(Status.QUEUED, 5L)
         .containsEntry(Status.CONFLICT, 0L);
-    String plan = explainAnalyze(OutboxSql.COUNT_BY_STATUS, ps -> { });
+    String plan = explainAnalyze(OutboxCounts.COUNT_BY_STATUS, ps -> { });
     assertThat(plan).as(plan).doesNotContainIgnoringCase("tableScan");
     long read = scanCounts(plan).stream().mapToLong(Long::longValue).sum();
     System.out.printf("status counts read %d index rows beside 2,990 acked rows%n", read);
     assertThat(read).as(plan).isLessThanOrEqualTo(10 + Status.values().length);
 
-    plan = explainAnalyze(OutboxSql.OLDEST_OPEN, ps -> { });
+    plan = explainAnalyze(OutboxCounts.OLDEST_OPEN, ps -> { });
     assertThat(plan).as(plan).contains("IDX_OUTBOX_CLAIM").doesNotContainIgnoringCase("tableScan");
     assertThat(scanCounts(plan)).as(plan).isNotEmpty().allMatch(n -> n <= 9);
     assertThat(store.oldestOpenAcceptedAt()).contains(clock.instant());
