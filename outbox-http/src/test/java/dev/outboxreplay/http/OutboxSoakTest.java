@@ -56,11 +56,13 @@ class OutboxSoakTest {
   /** One child and everything it printed. */
   private static final class Instance {
     final String role;
+    final String name;
     final ChildJvm child;
     final List<String> lines = new ArrayList<>();
 
-    Instance(String role, ChildJvm child) {
+    Instance(String role, String name, ChildJvm child) {
       this.role = role;
+      this.name = name;
       this.child = child;
     }
 
@@ -101,6 +103,8 @@ class OutboxSoakTest {
         Map<String, Instance> running = new LinkedHashMap<>();
         List<Instance> all = new ArrayList<>();
         AtomicInteger incarnation = new AtomicInteger();
+        List<String> killLog = new ArrayList<>();
+        Map<CommandId, String> acknowledgedBy = new HashMap<>();
         long longestAccept = 0;
         List<Long> replayLags = new ArrayList<>();
         try {
@@ -126,6 +130,11 @@ class OutboxSoakTest {
             if (pick >= 3) {
               victims.add("replay");
             }
+            List<String> victimNames = new ArrayList<>();
+            for (String role : victims) {
+              victimNames.add(running.get(role).name);
+            }
+            killLog.add("round " + round + ": " + victimNames);
             for (String role : victims) {
               Instance victim = running.remove(role);
               victim.child.kill();
@@ -224,6 +233,7 @@ class OutboxSoakTest {
             String[] f = line.split(" ");
             if (f.length == 6 && f[0].equals("ACK") && f[5].equals("END")) {
               acknowledged.add(CommandId.parse(f[1]));
+              acknowledgedBy.put(CommandId.parse(f[1]), i.name);
               longestAccept = Math.max(longestAccept, Long.parseLong(f[4]));
             }
           }
@@ -239,7 +249,8 @@ class OutboxSoakTest {
           long stored = counts.values().stream().mapToLong(Long::longValue).sum();
           assertThat(counts.get(Status.ACKED)).as("seed %d: %s", seed, counts).isEqualTo(stored);
           for (CommandId id : acknowledged) {
-            assertThat(store.find(id)).as("seed %d: acknowledged %s", seed, id).isPresent();
+            assertThat(store.find(id)).as("seed %d: acknowledged %s by %s; kills %s", seed, id,
+                acknowledgedBy.get(id), killLog).isPresent();
           }
           assertThat(ConcurrentReplayProcessesTest.count(clientDb,
               "SELECT COUNT(*) FROM applied_answer"))
@@ -275,7 +286,7 @@ class OutboxSoakTest {
             clientFile.toString(), server.baseUrl(), name, "1500")
         : ChildJvm.start(SoakAcceptChild.class, dir.resolve(name + ".err"),
             clientFile.toString(), name, "20");
-    Instance instance = new Instance(role, child);
+    Instance instance = new Instance(role, name, child);
     String first = child.nextLine(QUIET);
     assertThat(first).as(child.stderrText()).isEqualTo("READY");
     return instance;
