@@ -188,15 +188,28 @@ public final class ReplayerBuilder<T> {
     if (retry == null) {
       retry = RetryPolicy.defaults(new java.security.SecureRandom());
     }
-    if (deleteTombstonesAfter == null) {
-      deleteTombstonesAfter = retry.keyRetention().plus(TOMBSTONE_DELETE_MARGIN);
-    }
-    if (deleteTombstonesAfter.compareTo(retry.keyRetention()) < 0
-        || deleteTombstonesAfter.compareTo(tombstoneAfter) < 0) {
-      throw new IllegalArgumentException("deleteTombstonesAfter (" + deleteTombstonesAfter
-          + ") must be at least the key retention (" + retry.keyRetention()
-          + ") and tombstoneAfter (" + tombstoneAfter + ")");
-    }
+    deleteTombstonesAfter =
+        tombstoneDeletionAge(deleteTombstonesAfter, tombstoneAfter, retry.keyRetention());
     return new Replayer<>(this);
+  }
+
+  /**
+   * The age at which tombstones are deleted: {@code requested}, or when null the key retention
+   * plus {@link #TOMBSTONE_DELETE_MARGIN}. Also used by tools that apply the retention on demand.
+   *
+   * @throws IllegalArgumentException when it is below the key retention (until the receiver
+   *     forgets a key, the tombstone is what keeps a late accept with it from being sent again)
+   *     or below {@code tombstoneAfter}
+   */
+  public static Duration tombstoneDeletionAge(Duration requested, Duration tombstoneAfter,
+      Duration keyRetention) {
+    Duration age = requested != null ? requested : keyRetention.plus(TOMBSTONE_DELETE_MARGIN);
+    if (age.compareTo(keyRetention) < 0 || age.compareTo(tombstoneAfter) < 0) {
+      throw new IllegalArgumentException("the tombstone deletion age (" + age
+          + ") must be at least the key retention (" + keyRetention
+          + ") and the tombstone age (" + tombstoneAfter + "): until the receiver forgets a "
+          + "key, the tombstone is what keeps a late accept with it from being sent again");
+    }
+    return age;
   }
 }

@@ -27,7 +27,6 @@ import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -261,28 +260,27 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
 
   @Override
   public int tombstoneEnded(Instant endedBefore, Instant now) {
-    int total = 0;
-    List<java.util.UUID> batch;
-    do {
-      batch = read("find ended commands",
-          c -> OutboxRetention.endedNotTombstoned(c, endedBefore));
-      List<java.util.UUID> ids = batch;
-      total += batch.isEmpty() ? 0 : autoCommitted("tombstone ended commands",
-          c -> OutboxRetention.tombstone(c, ids, now));
-    } while (OutboxRetention.full(batch));
-    return total;
+    return inBatches("tombstone ended commands", c -> OutboxRetention.tombstone(c,
+        OutboxRetention.endedNotTombstoned(c, endedBefore), now));
   }
 
   @Override
   public int deleteTombstones(Instant endedBefore) {
+    return inBatches("delete tombstones", c -> OutboxRetention.delete(c,
+        OutboxRetention.tombstonesEnded(c, endedBefore)));
+  }
+
+  /**
+   * Runs {@code batch} in its own committed transaction until it changes fewer than a full batch
+   * of rows, so an accept waits at most one batch. @return rows changed in all
+   */
+  private int inBatches(String action, Work<Integer> batch) {
     int total = 0;
-    List<java.util.UUID> batch;
+    int changed;
     do {
-      batch = read("find tombstones", c -> OutboxRetention.tombstonesEnded(c, endedBefore));
-      List<java.util.UUID> ids = batch;
-      total += batch.isEmpty() ? 0 : autoCommitted("delete tombstones",
-          c -> OutboxRetention.delete(c, ids));
-    } while (OutboxRetention.full(batch));
+      changed = autoCommitted(action, batch);
+      total += changed;
+    } while (changed == OutboxRetention.BATCH);
     return total;
   }
 
@@ -304,14 +302,7 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
 
   @Override
   public Map<Status, Long> countByStatus() {
-    return read("count by status", c -> {
-      Map<Status, Long> counts = new EnumMap<>(Status.class);
-      for (Status s : Status.values()) {
-        counts.put(s, 0L);
-      }
-      counts.putAll(OutboxCounts.byStatus(c));
-      return counts;
-    });
+    return read("count by status", OutboxCounts::byStatus); // every status, zero included
   }
 
   /**

@@ -43,14 +43,14 @@ final class CompactCommand implements Callable<Integer> {
     return Cli.run(spec, () -> {
       Duration tombstone = ReplayCommand.parseDuration(tombstoneAfter);
       Duration retention = ReplayCommand.parseDuration(keyRetention);
-      Duration delete = deleteAfter == null
-          ? retention.plus(ReplayerBuilder.TOMBSTONE_DELETE_MARGIN)
-          : ReplayCommand.parseDuration(deleteAfter);
-      if (delete.compareTo(retention) < 0 || delete.compareTo(tombstone) < 0) {
-        throw new Cli.Failure(Cli.BAD_INPUT, "--delete-after (" + delete + ") must be at least "
-            + "--key-retention (" + retention + ") and --tombstone-after (" + tombstone + "): "
-            + "a tombstone is what keeps a late accept of the same key from being sent again "
-            + "while the receiver still remembers it");
+      Duration delete;
+      try {
+        delete = ReplayerBuilder.tombstoneDeletionAge(
+            deleteAfter == null ? null : ReplayCommand.parseDuration(deleteAfter), tombstone,
+            retention);
+      } catch (IllegalArgumentException e) {
+        throw new Cli.Failure(Cli.BAD_INPUT, "--delete-after, --key-retention, "
+            + "--tombstone-after: " + e.getMessage());
       }
       try (ExistingOutboxFile.Opened opened = outboxFile.openForWriting()) {
         H2OutboxStore store = opened.store();

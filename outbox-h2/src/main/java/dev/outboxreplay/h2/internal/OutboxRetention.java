@@ -16,8 +16,8 @@ import java.util.UUID;
  * transaction, so an accept waits at most one batch.
  */
 public final class OutboxRetention {
-  /** Rows per transaction. */
-  static final int BATCH = 500;
+  /** Rows per transaction: a batch that changes fewer was the last one. */
+  public static final int BATCH = 500;
   private static final String ENDED = "SELECT command_id FROM outbox_command "
       + "USE INDEX (idx_outbox_claim) WHERE claim_due = " + Long.MAX_VALUE
       + " AND updated_at < ? AND tombstoned_at IS %s ORDER BY seq LIMIT " + BATCH;
@@ -50,6 +50,9 @@ public final class OutboxRetention {
 
   /** Turns {@code ids} into tombstones; the caller commits. @return rows changed */
   public static int tombstone(Connection c, List<UUID> ids, Instant now) throws SQLException {
+    if (ids.isEmpty()) {
+      return 0;
+    }
     try (PreparedStatement ps = c.prepareStatement(TOMBSTONE)) {
       for (UUID id : ids) {
         ps.setLong(1, now.toEpochMilli());
@@ -75,11 +78,6 @@ public final class OutboxRetention {
       }
     }
     return deleted;
-  }
-
-  /** True when a batch came back full, so another one may follow. */
-  public static boolean full(List<UUID> batch) {
-    return batch.size() == BATCH;
   }
 
   private static List<UUID> ids(Connection c, String sql, Instant endedBefore)
