@@ -28,10 +28,15 @@ record Figure(String name, String baseline, double[] values, String target, Doub
         String.format(Locale.ROOT, "<= %.2f", ceiling), v -> v <= ceiling);
   }
 
-  /** A value that should stay below {@code ceiling} (no target when {@code ceiling} is NaN). */
+  /** A value that should stay below {@code ceiling}. */
   static Figure below(String name, String baseline, double[] values, double ceiling) {
-    return new Figure(name, baseline, values.clone(), Double.isNaN(ceiling) ? "-"
-        : String.format(Locale.ROOT, "< %.0f", ceiling), v -> Double.isNaN(ceiling) || v < ceiling);
+    return new Figure(name, baseline, values.clone(),
+        String.format(Locale.ROOT, "< %.0f", ceiling), v -> v < ceiling);
+  }
+
+  /** A figure printed for reference, without a target. */
+  static Figure reported(String name, String baseline, double[] values) {
+    return new Figure(name, baseline, values.clone(), "-", v -> true);
   }
 
   /** Element-wise {@code a[i] / b[i]}. */

@@ -1,6 +1,13 @@
 package dev.outboxreplay.benchmarks;
 
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.Reconciliation;
+import dev.outboxreplay.Replayer;
+import dev.outboxreplay.SessionRuntime;
 import dev.outboxreplay.Status;
+import dev.outboxreplay.StoredResponse;
+import dev.outboxreplay.Transport;
+import dev.outboxreplay.TransportResult;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import java.nio.file.Files;
@@ -10,9 +17,13 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 /**
  * What a year of history costs the calls that {@code outbox status} and the metrics gauges make,
@@ -37,7 +48,7 @@ final class HistoryProbe {
     String keep = System.getProperty("history.keep");
     Path dir = keep == null ? Files.createTempDirectory("outbox-history")
         : Files.createDirectories(Path.of(keep));
-    List<Figure> figures = new java.util.ArrayList<>();
+    List<Figure> figures = new ArrayList<>();
     try {
       measureCalls(dir, figures);
       figures.add(0, firstRequest(dir));   // after the file above was closed
@@ -93,9 +104,9 @@ final class HistoryProbe {
           Figure.below(String.format("status calls at %,d rows, ms", rows),
               String.format("GROUP BY full scan: %.1f ms", BenchSupport.median(scan)), status,
               100),
-          Figure.below(String.format("lease recovery beside %,d due rows, ms", open),
+          Figure.reported(String.format("lease recovery beside %,d due rows, ms", open),
               String.format("claim-range read: %.1f ms", BenchSupport.median(oldRecovery)),
-              recovery, Double.NaN)));
+              recovery)));
     }
   }
 
@@ -166,35 +177,35 @@ final class HistoryProbe {
 
   /** Milliseconds from {@code H2Database.open} to the first request a started replayer sends. */
   private static double millisToFirstRequest(Path file) throws Exception {
-    java.util.concurrent.CountDownLatch sent = new java.util.concurrent.CountDownLatch(1);
+    CountDownLatch sent = new CountDownLatch(1);
     long[] at = new long[1];
-    dev.outboxreplay.Transport transport = new dev.outboxreplay.Transport() {
+    Transport transport = new Transport() {
       @Override
-      public dev.outboxreplay.TransportResult send(dev.outboxreplay.OutboxRecord command,
-          dev.outboxreplay.SessionRuntime.Snapshot session) {
+      public TransportResult send(OutboxRecord command,
+          SessionRuntime.Snapshot session) {
         synchronized (at) {
           if (sent.getCount() > 0) {
             at[0] = System.nanoTime();
             sent.countDown();
           }
         }
-        return dev.outboxreplay.TransportResult.of(dev.outboxreplay.TransportResult.Kind.ACKED,
-            new dev.outboxreplay.StoredResponse(200, new byte[0]), "200", "ok");
+        return TransportResult.of(TransportResult.Kind.ACKED,
+            new StoredResponse(200, new byte[0]), "200", "ok");
       }
 
       @Override
-      public java.util.Optional<dev.outboxreplay.Reconciliation> reconcile(
-          dev.outboxreplay.OutboxRecord command, dev.outboxreplay.SessionRuntime.Snapshot s) {
-        return java.util.Optional.empty();
+      public Optional<Reconciliation> reconcile(
+          OutboxRecord command, SessionRuntime.Snapshot s) {
+        return Optional.empty();
       }
     };
     long t0 = System.nanoTime();
     try (H2Database db = H2Database.open(file)) {
       H2OutboxStore store = H2OutboxStore.openExisting(db);
-      try (dev.outboxreplay.Replayer<java.sql.Connection> replayer =
-          dev.outboxreplay.Replayer.builder(store, transport).build()) {
+      try (Replayer<Connection> replayer =
+          Replayer.builder(store, transport).build()) {
         replayer.start();
-        if (!sent.await(60, java.util.concurrent.TimeUnit.SECONDS)) {
+        if (!sent.await(60, TimeUnit.SECONDS)) {
           throw new IllegalStateException("no request within 60 s");
         }
       }

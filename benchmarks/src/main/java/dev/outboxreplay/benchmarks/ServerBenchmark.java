@@ -93,10 +93,10 @@ final class ServerBenchmark {
     client.dispatcher().executorService().shutdown();
     client.connectionPool().evictAll();
     return List.of(
-        Figure.below("reference server, first requests", "bare JDK HttpServer handler",
-            Figure.ratios(first, bare), Double.NaN),
-        Figure.below("reference server, repeats", "bare JDK HttpServer handler",
-            Figure.ratios(repeat, bare), Double.NaN));
+        Figure.reported("reference server, first requests", "bare JDK HttpServer handler",
+            Figure.ratios(first, bare)),
+        Figure.reported("reference server, repeats", "bare JDK HttpServer handler",
+            Figure.ratios(repeat, bare)));
   }
 
 

@@ -37,28 +37,35 @@ class ModulePathConsumerTest {
   private static final List<String> EXPECTED_LINES = List.of("quickStart queued", "replay acked",
       "metrics 1.0", "inbox CONSUMED DUPLICATE hello", "ownDataSource queued");
 
+  private static final String CONSUMER_MAIN = "dev.outboxreplay.examples.ReadmeConsumer";
+
   @TempDir Path dir;
 
   @Test
   void theReadmeCodeRunsAsANamedModuleOnTheModulePath() throws Exception {
-    Path src = sources(true);
-    Path out = dir.resolve("classes");
-    compile(src, out, "--module-path", runtimeJars());
-    List<String> output = run("--module-path", out + File.pathSeparator + runtimeJars(),
-        "--module", "readme.consumer/dev.outboxreplay.examples.ReadmeConsumer");
-    assertThat(output).first().isEqualTo("module readme.consumer");
-    assertThat(output).containsSubsequence(EXPECTED_LINES);
+    assertThat(compileAndRun(true)).first().isEqualTo("module readme.consumer");
   }
 
   @Test
   void theReadmeCodeRunsOnTheClassPath() throws Exception {
-    Path src = sources(false);
+    assertThat(compileAndRun(false)).first().isEqualTo("module null");
+  }
+
+  /**
+   * Compiles the consumer (as the named module {@code readme.consumer}, or on the class path) and
+   * runs it; checks it printed every expected result, and returns what it printed.
+   */
+  private List<String> compileAndRun(boolean named) throws Exception {
     Path out = dir.resolve("classes");
-    compile(src, out, "--class-path", runtimeJars());
-    List<String> output = run("--class-path", out + File.pathSeparator + runtimeJars(),
-        "dev.outboxreplay.examples.ReadmeConsumer");
-    assertThat(output).first().isEqualTo("module null");
+    String pathOption = named ? "--module-path" : "--class-path";
+    compile(sources(named), out, pathOption, runtimeJars());
+    List<String> launch = new ArrayList<>(List.of(pathOption,
+        out + File.pathSeparator + runtimeJars()));
+    launch.addAll(named ? List.of("--module", "readme.consumer/" + CONSUMER_MAIN)
+        : List.of(CONSUMER_MAIN));
+    List<String> output = run(launch.toArray(String[]::new));
     assertThat(output).containsSubsequence(EXPECTED_LINES);
+    return output;
   }
 
   private Path sources(boolean named) throws IOException {
