@@ -179,9 +179,10 @@ public final class H2Database implements AutoCloseable {
     HikariConfig config = new HikariConfig();
     config.setPoolName("outbox-h2:" + b.file.getFileName());
     // opening retries H2's lock-file races at a short pace, not at the pool's growing back-off
+    boolean multiProcess = b.multiProcess && !readOnlyFile;
     config.setDataSource(new RetryingOpenDataSource(
-        readOnlyFile ? readOnlyUrl(b) : jdbcUrl(b), b.encryptionKey,
-        b.multiProcess && !readOnlyFile));
+        readOnlyFile ? readOnlyUrl(b) : jdbcUrl(b), b.encryptionKey, multiProcess,
+        multiProcess && !b.readOnly && b.encryptionKey == null ? dataFile(b.file) : null));
     config.setReadOnly(b.readOnly);
     config.setMinimumIdle(1);
     config.setMaximumPoolSize(b.maxPoolSize);

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.outboxreplay.CommandId;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.Payload;
+import dev.outboxreplay.h2.internal.FileCheck;
+import dev.outboxreplay.h2.internal.RetryingOpenDataSource;
 import dev.outboxreplay.h2.internal.StoreHeaderRepair;
 import dev.outboxreplay.testkit.ChildJvm;
 import java.io.InputStream;
@@ -118,6 +120,52 @@ class StoreHeaderRepairTest {
       assertThat(lockSeenByAnotherProcess(data)).as("after the look").isEqualTo("LOCKED");
     }
     assertThat(dev.outboxreplay.h2.internal.FileCheck.inUse(data)).isFalse();
+  }
+
+  /**
+   * The takeover path: this JVM has the file open through an {@code H2Database} whose
+   * connections went to the process serving it, that process was killed, and the pool's next
+   * connection opens the file itself. H2 runs its recovery inside that {@code getConnection},
+   * after the library's check at start (which skipped the file: it was in use).
+   */
+  @Test
+  void aConnectionThatTakesTheFileOverRepairsItsHeaderFirst() throws Exception {
+    Path base = copyOfTheKilledFile("takeover");
+    Path data = H2Database.dataFile(base);
+    FileCheck.openedHere(data); // as a client of the killed process, this JVM "has it open"
+    try {
+      assertThat(FileCheck.verifyBeforeOpen(data, null, true)).as("skipped: in use").isTrue();
+      RetryingOpenDataSource pool = new RetryingOpenDataSource(
+          "jdbc:h2:file:" + base + ";IFEXISTS=TRUE", null, true, data);
+      try (Connection c = pool.getConnection();
+          ResultSet rs = c.createStatement().executeQuery("SELECT COUNT(*), "
+              + "COUNT(CASE WHEN command_id = '" + LAST_ACCEPT + "' THEN 1 END) "
+              + "FROM outbox_command")) {
+        rs.next();
+        assertThat(rs.getLong(2)).as("the accept that had returned before the kill").isOne();
+        assertThat(rs.getLong(1)).isEqualTo(527);
+        // H2 holds the file now: a second look neither repairs nor drops H2's lock
+        assertThat(StoreHeaderRepair.repairIfUnheld(data)).isNull();
+        assertThat(lockSeenByAnotherProcess(data)).as("after the look").isEqualTo("LOCKED");
+      }
+    } finally {
+      FileCheck.closedHere(data);
+    }
+  }
+
+  @Test
+  void theTakeoverLookSkipsNewFilesAndFilesAnotherNameNowPointsTo() throws Exception {
+    assertThat(StoreHeaderRepair.repairIfUnheld(dir.resolve("absent.mv.db"))).isNull();
+    Path base = copyOfTheKilledFile("replaced");
+    Path data = H2Database.dataFile(base);
+    assertThat(StoreHeaderRepair.repairIfUnheld(data)).contains("chunk 153b");
+    // the name now points to another file in the same state: it is looked at, not the old one
+    Files.delete(data);
+    try (InputStream in = StoreHeaderRepairTest.class.getResourceAsStream(
+        "/files/header-behind-after-kill.mv.db")) {
+      Files.copy(in, data);
+    }
+    assertThat(StoreHeaderRepair.repairIfUnheld(data)).contains("chunk 153b");
   }
 
   private String lockSeenByAnotherProcess(Path data) throws Exception {

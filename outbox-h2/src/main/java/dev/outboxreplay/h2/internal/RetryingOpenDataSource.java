@@ -1,6 +1,8 @@
 package dev.outboxreplay.h2.internal;
 
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
@@ -17,10 +19,14 @@ import org.h2.jdbcx.JdbcDataSource;
  * than {@link Handover#RETRY_FOR}, is thrown as it is.
  */
 public final class RetryingOpenDataSource implements DataSource {
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(RetryingOpenDataSource.class);
   private final JdbcDataSource h2 = new JdbcDataSource();
   /** Failures retried besides handovers (see the constructor's {@code multiProcess}). */
   private final java.util.function.Predicate<SQLException> alsoRetry;
   private volatile int loginTimeoutSeconds;
+  /** The data file whose store header is repaired before each open, or null. */
+  private final Path repairBeforeOpen;
 
   /**
    * @param url the H2 URL (with {@code CIPHER=AES} when {@code fileKey} is given)
@@ -28,8 +34,15 @@ public final class RetryingOpenDataSource implements DataSource {
    * @param multiProcess whether the URL opens the file in H2's multi-process mode; then a file
    *     locked by a process that names no server yet is opened again too ({@link
    *     H2Errors#isLockedWithoutServer}), as that process is starting or closing
+   * @param repairBeforeOpen the {@code .mv.db} file to give {@link
+   *     StoreHeaderRepair#repairIfUnheld} before every attempt to open a connection, or null. In
+   *     multi-process mode a connection may be the one that takes the file over after the
+   *     process serving it was killed, and H2 runs its recovery inside that open, after the
+   *     library's own check ran at start
    */
-  public RetryingOpenDataSource(String url, char[] fileKey, boolean multiProcess) {
+  public RetryingOpenDataSource(String url, char[] fileKey, boolean multiProcess,
+      Path repairBeforeOpen) {
+    this.repairBeforeOpen = repairBeforeOpen;
     this.alsoRetry = multiProcess ? H2Errors::isLockedWithoutServer : e -> false;
     h2.setURL(url);
     h2.setUser("sa");
@@ -45,7 +58,25 @@ public final class RetryingOpenDataSource implements DataSource {
 
   @Override
   public Connection getConnection() throws SQLException {
-    return Handover.retry(h2::getConnection, alsoRetry);
+    return Handover.retry(() -> {
+      repairHeaderIfUnheld();
+      return h2.getConnection();
+    }, alsoRetry);
+  }
+
+  private void repairHeaderIfUnheld() {
+    if (repairBeforeOpen == null) {
+      return;
+    }
+    try {
+      String repaired = StoreHeaderRepair.repairIfUnheld(repairBeforeOpen);
+      if (repaired != null) {
+        LOG.warn("Repaired before taking the file over: {}", repaired);
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Could not check the store header of {} for commits H2's recovery would miss: {}",
+          repairBeforeOpen, e.toString());
+    }
   }
 
   @Override

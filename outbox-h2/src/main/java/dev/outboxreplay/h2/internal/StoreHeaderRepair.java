@@ -4,14 +4,19 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
+import java.io.UncheckedIOException;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.h2.mvstore.DataUtils;
 
 /**
@@ -46,7 +51,77 @@ public final class StoreHeaderRepair {
   /** A chunk found in the file: its header fields, and the block it starts at. */
   private record Chunk(long block, int id, long version, long length, long time, long next) {}
 
+  /**
+   * Per file, one channel for the whole JVM, never closed while the file is the same: closing
+   * any channel on a file drops every POSIX lock this process holds on it, H2's included.
+   */
+  private static final ConcurrentHashMap<Path, Held> HELD = new ConcurrentHashMap<>();
+
+  private record Held(Object fileKey, FileChannel channel) {}
+
   private StoreHeaderRepair() {}
+
+  /**
+   * {@link #repairIfBehind}, for a file that H2 in this JVM may have open at the same time: a
+   * pool opening a connection after the process that served the file went away, where H2 takes
+   * the file over and runs its recovery inside {@code getConnection}. It never closes a channel
+   * on a file H2 may hold (see {@link #HELD}), and does nothing when H2 in this JVM or another
+   * process has the file open: only a file no one holds goes through recovery.
+   *
+   * @return what was changed, for the log, or null when nothing was
+   * @throws IOException when the file cannot be read or the header cannot be written
+   */
+  public static String repairIfUnheld(Path file) throws IOException {
+    Path key = file.toAbsolutePath().normalize();
+    Object identity;
+    try {
+      identity = Files.readAttributes(key, BasicFileAttributes.class).fileKey();
+    } catch (NoSuchFileException e) {
+      return null; // a new file: nothing to recover
+    }
+    if (identity == null) {
+      // No file identity (Windows): locks there belong to a handle, and closing is safe.
+      return repairIfBehind(key);
+    }
+    Held held = HELD.compute(key, (k, old) -> {
+      if (old != null && old.fileKey().equals(identity)) {
+        return old;
+      }
+      if (old != null) {
+        closeQuietly(old.channel()); // another file now has this name; the old one is gone
+      }
+      try {
+        return new Held(identity, FileChannel.open(k, StandardOpenOption.READ,
+            StandardOpenOption.WRITE));
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    });
+    synchronized (held) {
+      FileLock lock;
+      try {
+        lock = held.channel().tryLock();
+      } catch (OverlappingFileLockException e) {
+        return null; // H2 in this JVM has it open
+      }
+      if (lock == null) {
+        return null; // another process has it open
+      }
+      try {
+        return repair(held.channel(), key);
+      } finally {
+        lock.release();
+      }
+    }
+  }
+
+  private static void closeQuietly(FileChannel channel) {
+    try {
+      channel.close();
+    } catch (IOException e) {
+      // nothing held on it
+    }
+  }
 
   /**
    * Rewrites the store header of {@code file} when it names a chunk older than the chunk chain
