@@ -5,7 +5,10 @@
 module dev.outboxreplay.server {
   requires transitive dev.outboxreplay.h2;
   requires com.fasterxml.jackson.databind;
-  requires jdk.httpserver;
+  requires org.eclipse.jetty.http;
+  requires org.eclipse.jetty.io;
+  requires org.eclipse.jetty.server;
+  requires org.eclipse.jetty.util;
   requires org.slf4j;
 
   exports dev.outboxreplay.server;

@@ -35,6 +35,45 @@ public final class HttpContract {
   private HttpContract() {}
 
   /**
+   * The {@code status} field of a reconciliation answer, as both ends spell it on the wire.
+   */
+  public enum ReconcileStatus {
+    /** The receiver holds no record of the key (never seen, or pruned after its retention). */
+    NOT_SEEN("not_seen"),
+    /** A request with the key is being processed now. */
+    PROCESSING("processing"),
+    /** The effect committed; the answer carries the stored response. */
+    COMMITTED("committed"),
+    /** The handler failed and nothing took effect; a retry with the same key runs again. */
+    FAILED("failed");
+
+    private final String wire;
+
+    ReconcileStatus(String wire) {
+      this.wire = wire;
+    }
+
+    /** The value of the {@code status} field. */
+    public String wireName() {
+      return wire;
+    }
+
+    /**
+     * The status named {@code wire}.
+     *
+     * @throws IllegalArgumentException when no status has that wire name
+     */
+    public static ReconcileStatus ofWire(String wire) {
+      for (ReconcileStatus s : values()) {
+        if (s.wire.equals(wire)) {
+          return s;
+        }
+      }
+      throw new IllegalArgumentException("not a reconciliation status: " + wire);
+    }
+  }
+
+  /**
    * Serializes {@code value} as an RFC 8941 sf-string: quoted, with {@code \} and {@code "}
    * escaped.
    *

@@ -15,6 +15,7 @@ import java.util.List;
  * java -jar benchmarks/target/benchmarks.jar replay [commands] [concurrency] [rounds] [entities]
  * java -jar benchmarks/target/benchmarks.jar history [rows] [open] [rounds]
  * java -jar benchmarks/target/benchmarks.jar filesize [seconds] [pauseMs] [simSecsPerCmd] [on|off]
+ * java -jar benchmarks/target/benchmarks.jar stalled [requests] [count...]
  * </pre>
  */
 public final class Benchmarks {
@@ -34,6 +35,7 @@ public final class Benchmarks {
         figures.addAll(new ReplayBenchmark(4_000, 1, 3, 1).run());
         figures.addAll(new HistoryProbe(1_000_000, 10_000, 5).run());
         figures.addAll(new FileSizeProbe(120, 5, 60, true).run());
+        figures.addAll(new StalledClientsProbe(new int[] {16, 128, 255}, 20).run());
       }
       case "accept" -> figures.addAll(new AcceptBenchmark(
           intArg(args, 1, 20_000), intArg(args, 2, 8), intArg(args, 3, 5),
@@ -50,9 +52,12 @@ public final class Benchmarks {
           .run());
       case "server" -> figures.addAll(new ServerBenchmark(intArg(args, 1, 5_000),
           intArg(args, 2, 8), intArg(args, 3, 3)).run());
+      case "stalled" -> figures.addAll(new StalledClientsProbe(args.length > 2
+          ? java.util.Arrays.stream(args, 2, args.length).mapToInt(Integer::parseInt).toArray()
+          : new int[] {16, 128, 255, 300}, intArg(args, 1, 20)).run());
       default -> {
         System.err.println("unknown benchmark '" + which
-            + "'; available: all, accept, inbox, server, replay, history, filesize");
+            + "'; available: all, accept, inbox, server, replay, history, filesize, stalled");
         System.exit(2);
       }
     }

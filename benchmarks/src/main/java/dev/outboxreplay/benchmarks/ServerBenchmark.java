@@ -1,29 +1,33 @@
 package dev.outboxreplay.benchmarks;
 
-import com.sun.net.httpserver.HttpServer;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.server.IdempotentServer;
 import dev.outboxreplay.server.NotesApplication;
-import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
 import java.util.function.IntFunction;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
 import okhttp3.MediaType;
 import okhttp3.OkHttpClient;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * Requests per second against the reference idempotent server, for first requests (each a new
  * key: one started-record commit plus one business commit) and for repeats (stored answer),
- * next to a bare JDK HttpServer handler that does no idempotency work. Same OkHttp client, same
+ * next to a bare Jetty handler that does no idempotency work. Same OkHttp client, same
  * concurrency, same run; medians over rounds, the three measured back to back in each round.
  */
 final class ServerBenchmark {
@@ -47,15 +51,14 @@ final class ServerBenchmark {
     double[] first = new double[rounds];
     double[] repeat = new double[rounds];
     for (int round = 0; round < rounds; round++) {
-      ExecutorService bareThreads = Executors.newFixedThreadPool(16);
-      HttpServer plain = bareServer(bareThreads);
+      Server plain = bareServer();
       try {
-        String url = "http://127.0.0.1:" + plain.getAddress().getPort() + "/note.put";
+        String url = "http://127.0.0.1:" + ((ServerConnector) plain.getConnectors()[0])
+            .getLocalPort() + "/note.put";
         load(client, url, n -> "bare-" + n, requests / 4);
         bare[round] = load(client, url, n -> "bare-" + n, requests);
       } finally {
-        plain.stop(0);
-        bareThreads.shutdownNow();
+        plain.stop();
       }
       Path dir = Files.createTempDirectory("server-bench");
       try (H2Database db = H2Database.builder().file(dir.resolve("server"))
@@ -83,7 +86,7 @@ final class ServerBenchmark {
     }
     double b = BenchSupport.median(bare);
     System.out.printf("medians over %d rounds:%n", rounds);
-    System.out.printf("bare JDK HttpServer handler : %7.0f req/s (baseline, no idempotency)%n", b);
+    System.out.printf("bare Jetty handler          : %7.0f req/s (baseline, no idempotency)%n", b);
     System.out.printf("first requests (new keys)   : %7.0f req/s, ratio %.2f%n",
         BenchSupport.median(first),
         BenchSupport.median(first) / b);
@@ -93,13 +96,11 @@ final class ServerBenchmark {
     client.dispatcher().executorService().shutdown();
     client.connectionPool().evictAll();
     return List.of(
-        Figure.reported("reference server, first requests", "bare JDK HttpServer handler",
+        Figure.reported("reference server, first requests", "bare Jetty handler",
             Figure.ratios(first, bare)),
-        Figure.reported("reference server, repeats", "bare JDK HttpServer handler",
+        Figure.reported("reference server, repeats", "bare Jetty handler",
             Figure.ratios(repeat, bare)));
   }
-
-
 
   private double load(OkHttpClient client, String url, IntFunction<String> keyFor, int count)
       throws Exception {
@@ -108,23 +109,27 @@ final class ServerBenchmark {
             + "}").getBytes(StandardCharsets.UTF_8), Map.of()));
   }
 
-  /** The same route on a JDK server that only reads the body and answers 201. */
-  private static HttpServer bareServer(ExecutorService threads) throws IOException {
-    System.setProperty("sun.net.httpserver.nodelay", "true");
-    HttpServer server = HttpServer.create(
-        new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 128);
-    server.setExecutor(threads);
+  /** The same route on a bare Jetty server that only reads the body and answers 201. */
+  private static Server bareServer() throws Exception {
+    QueuedThreadPool threads = new QueuedThreadPool(24, 2);
+    threads.setDaemon(true);
+    Server server = new Server(threads);
+    ServerConnector connector = new ServerConnector(server, 1, 1);
+    connector.setHost(InetAddress.getLoopbackAddress().getHostAddress());
+    server.addConnector(connector);
     byte[] answer = "{\"applied\":true,\"arrival\":1}".getBytes(StandardCharsets.UTF_8);
-    server.createContext("/", exchange -> {
-      exchange.getRequestBody().readAllBytes();
-      exchange.getResponseHeaders().set("Content-Type", "application/json");
-      exchange.sendResponseHeaders(201, answer.length);
-      try (OutputStream out = exchange.getResponseBody()) {
-        out.write(answer);
+    server.setHandler(new Handler.Abstract() {
+      @Override
+      public boolean handle(Request request, Response response, Callback callback)
+          throws Exception {
+        Content.Source.asByteBuffer(request);
+        response.setStatus(201);
+        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
+        response.write(true, ByteBuffer.wrap(answer), callback);
+        return true;
       }
     });
     server.start();
     return server;
   }
-
 }

@@ -25,17 +25,14 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Every thread the library and its parts start while an application runs (the pool, H2's
  * multi-process server, the replayer, its senders, the connectivity monitor, OkHttp, the
- * reference server's workers) is a daemon thread, so none keeps the JVM alive, with one documented
- * exception: the JDK {@code HttpServer}'s dispatcher behind {@code IdempotentServer}, which runs
- * until {@code close()} and is gone after it.
+ * reference server's Jetty threads and workers) is a daemon thread, so none keeps the JVM alive,
+ * and none is left after {@code close()}.
  */
 class LibraryThreadsTest {
-  private static final String JDK_HTTP_DISPATCHER = "HTTP-Dispatcher";
-
   @TempDir Path dir;
 
   @Test
-  void everyThreadTheLibraryStartsIsADaemonButTheReferenceServersDispatcher() throws Exception {
+  void everyThreadTheLibraryStartsIsADaemon() throws Exception {
     Set<Thread> before = Thread.getAllStackTraces().keySet();
     List<Thread> started;
     try (ReadmeExamples.RunningServer running = ReadmeExamples.server(dir.resolve("server"));
@@ -59,12 +56,11 @@ class LibraryThreadsTest {
       assertThat(names).as("the parts this test means to cover did start threads")
           .anyMatch(n -> n.startsWith("outbox-replayer-"))
           .anyMatch(n -> n.startsWith("outbox-sender-"))
-          .anyMatch(n -> n.startsWith("idempotent-server"))
-          .anyMatch(n -> n.startsWith(JDK_HTTP_DISPATCHER));
+          .anyMatch(n -> n.startsWith("idempotent-server-io"))
+          .anyMatch(n -> n.startsWith("idempotent-server-scheduler"));
       assertThat(started.stream().filter(t -> !t.isDaemon() && t.isAlive())
           .map(Thread::getName).toList())
-          .as("non-daemon threads besides the documented JDK HttpServer dispatcher")
-          .allMatch(n -> n.startsWith(JDK_HTTP_DISPATCHER));
+          .as("non-daemon threads").isEmpty();
     }
     Awaitility.await().atMost(Duration.ofSeconds(10)).untilAsserted(() ->
         assertThat(started.stream().filter(t -> t.isAlive() && !t.isDaemon())

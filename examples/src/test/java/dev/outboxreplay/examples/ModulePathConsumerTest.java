@@ -33,7 +33,7 @@ class ModulePathConsumerTest {
   private static final List<String> RUNTIME_JARS = List.of("outbox-core-", "outbox-h2-",
       "outbox-http-", "outbox-server-", "outbox-micrometer-", "jackson-", "slf4j-api-",
       "resilience4j-core-", "h2-", "HikariCP-", "okhttp-jvm-", "okio-jvm-", "kotlin-stdlib-",
-      "micrometer-", "HdrHistogram-", "LatencyUtils-", "jspecify-");
+      "micrometer-", "HdrHistogram-", "LatencyUtils-", "jspecify-", "jetty-");
   private static final List<String> EXPECTED_LINES = List.of("quickStart queued", "replay acked",
       "metrics 1.0", "inbox CONSUMED DUPLICATE hello", "ownDataSource queued");
 

@@ -94,12 +94,17 @@ public final class ReconciliationClient {
 
   static Reconciliation parse(String text) throws IOException {
     JsonNode doc = JSON.readTree(text);
-    String status = doc.path("status").asText("");
+    HttpContract.ReconcileStatus status;
+    try {
+      status = HttpContract.ReconcileStatus.ofWire(doc.path("status").asText(""));
+    } catch (IllegalArgumentException e) {
+      throw new IOException("not a reconciliation document: " + text, e);
+    }
     return switch (status) {
-      case "not_seen" -> Reconciliation.notSeen();
-      case "processing" -> Reconciliation.processing();
-      case "failed" -> Reconciliation.failed(doc.path("error").asText(""));
-      case "committed" -> {
+      case NOT_SEEN -> Reconciliation.notSeen();
+      case PROCESSING -> Reconciliation.processing();
+      case FAILED -> Reconciliation.failed(doc.path("error").asText(""));
+      case COMMITTED -> {
         JsonNode r = doc.path("response");
         if (!r.path("status").isInt()) {
           throw new IOException("committed reconciliation without response.status: " + text);
@@ -107,7 +112,6 @@ public final class ReconciliationClient {
         yield Reconciliation.committed(new StoredResponse(r.path("status").asInt(),
             Base64.getDecoder().decode(r.path("bodyBase64").asText(""))));
       }
-      default -> throw new IOException("not a reconciliation document: " + text);
     };
   }
 
