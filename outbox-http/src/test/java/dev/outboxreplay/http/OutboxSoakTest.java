@@ -12,6 +12,7 @@ import dev.outboxreplay.server.IdempotentServer;
 import dev.outboxreplay.server.NotesApplication;
 import dev.outboxreplay.testkit.ChildJvm;
 import dev.outboxreplay.testkit.Seeds;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -248,9 +249,20 @@ class OutboxSoakTest {
           Map<Status, Long> counts = store.countByStatus();
           long stored = counts.values().stream().mapToLong(Long::longValue).sum();
           assertThat(counts.get(Status.ACKED)).as("seed %d: %s", seed, counts).isEqualTo(stored);
-          for (CommandId id : acknowledged) {
-            assertThat(store.find(id)).as("seed %d: acknowledged %s by %s; kills %s", seed, id,
-                acknowledgedBy.get(id), killLog).isPresent();
+          List<CommandId> missing = acknowledged.stream()
+              .filter(id -> store.find(id).isEmpty()).toList();
+          if (!missing.isEmpty()) {
+            // keep the evidence: the temporary folder goes when the test ends
+            Path kept = Path.of("target", "soak-failures", "seed-" + seed);
+            Files.createDirectories(kept);
+            try (var files = Files.list(dir)) {
+              for (Path f : files.filter(Files::isRegularFile).toList()) {
+                Files.copy(f, kept.resolve(f.getFileName()));
+              }
+            }
+            assertThat(missing).as("seed %d: acknowledged by %s but not in the file; kills %s; "
+                + "files kept in %s", seed, missing.stream().map(acknowledgedBy::get).toList(),
+                killLog, kept.toAbsolutePath()).isEmpty();
           }
           assertThat(ConcurrentReplayProcessesTest.count(clientDb,
               "SELECT COUNT(*) FROM applied_answer"))
