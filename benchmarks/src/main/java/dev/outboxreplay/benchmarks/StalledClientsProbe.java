@@ -67,7 +67,8 @@ final class StalledClientsProbe {
         stalled.add(s);
         switch (i % 3) {
           case 0 -> { } // nothing
-          case 1 -> s.getOutputStream().write("POST /note.put HT".getBytes(StandardCharsets.US_ASCII));
+          case 1 -> s.getOutputStream().write(
+              "POST /note.put HT".getBytes(StandardCharsets.US_ASCII));
           default -> s.getOutputStream().write((head("stalled-" + keys++) + BODY.substring(0, 10))
               .getBytes(StandardCharsets.US_ASCII));
         }

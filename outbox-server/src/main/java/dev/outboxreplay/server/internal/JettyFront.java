@@ -40,7 +40,8 @@ import org.slf4j.LoggerFactory;
  * read asynchronously; only a complete request reaches a worker. Limits: a request head must
  * arrive within the request-read timeout of the connection opening or of the previous answer,
  * and its body within the request-read timeout after the head, or the connection is closed; a
- * connection silent for the idle timeout is closed; at most {@code maxConnections} connections are open (more wait in the accept queue);
+ * connection silent for the idle timeout is closed; at most {@code maxConnections} connections
+ * are open (more wait in the accept queue);
  * {@code workers} threads run requests, with a queue of {@code maxConnections} (a request
  * beyond it is answered 503).
  */
