@@ -1,0 +1,61 @@
+package dev.outboxreplay.h2;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.outboxreplay.FailurePoint;
+import dev.outboxreplay.testkit.Seeds;
+import dev.outboxreplay.testkit.sim.Choices;
+import dev.outboxreplay.testkit.sim.OutboxSimulation;
+import dev.outboxreplay.testkit.sim.SimulationStats;
+import java.nio.file.Path;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Hundreds of simulated schedules of the real engine on real H2 files: lost, held, reordered,
+ * refused and duplicated requests, lost answers, one or two replayers, a receiver with and without
+ * reconciliation, session changes, offline spells and crashes at every outbox failure point
+ * (see {@link OutboxSimulation}). Each schedule's seed is the run's seed plus its number; a
+ * failure names it: {@code -Dsim.seed=S -Dsim.schedules=1} runs that schedule alone.
+ */
+class OutboxSimulationTest {
+  static final int STEPS = 40;
+
+  @TempDir Path dir;
+
+  @Test
+  void everyScheduleKeepsTheInvariants() {
+    long seed = Seeds.seed("sim.seed", "OutboxSimulationTest");
+    int schedules = Integer.getInteger("sim.schedules", 300);
+    SimulationStats total = new SimulationStats();
+    long started = System.nanoTime();
+    try (H2SimulatedDatabase database = new H2SimulatedDatabase(dir.resolve("simulated"))) {
+      for (int i = 0; i < schedules; i++) {
+        long scheduleSeed = seed + i;
+        try {
+          total.add(OutboxSimulation.run(Choices.seeded(scheduleSeed), database, STEPS));
+        } catch (AssertionError e) {
+          throw new AssertionError("schedule seed " + scheduleSeed + " (rerun it alone with "
+              + "-Dsim.seed=" + scheduleSeed + " -Dsim.schedules=1): " + e.getMessage(), e);
+        }
+      }
+    }
+    System.out.printf("OutboxSimulationTest: %d schedules in %d ms: %s%n", schedules,
+        (System.nanoTime() - started) / 1_000_000, total);
+    if (schedules >= 100) {
+      // what the run must have exercised, whatever the seed
+      assertThat(total.crashesAt().keySet()).as("crashes per failure point").contains(
+          FailurePoint.BEFORE_OUTBOX_WRITE, FailurePoint.AFTER_OUTBOX_WRITE,
+          FailurePoint.AFTER_CLAIM, FailurePoint.BEFORE_NETWORK_SEND,
+          FailurePoint.AFTER_NETWORK_SEND_BEFORE_RESPONSE,
+          FailurePoint.AFTER_RESPONSE_BEFORE_ACK);
+      assertThat(total.withReconciliation()).isBetween(1, schedules - 1);
+      assertThat(total.withTwoReplayers()).isBetween(1, schedules - 1);
+      assertThat(total.interleaved()).isPositive();
+      assertThat(total.reordered()).isPositive();
+      assertThat(total.duplicated()).isPositive();
+      assertThat(total.lostAnswers()).isPositive();
+      assertThat(total.reopens()).isPositive();
+    }
+  }
+}
