@@ -72,6 +72,11 @@ class InboxCrashTest {
             readUntilFirstReceive(children.get(0), lines); // it opened the file: it serves it
           }
         }
+        if (takeover) {
+          // both receive before the countdown starts: a kill of the serving one then always
+          // catches the other inside a receive, however slowly the second JVM started
+          readUntilFirstReceive(children.get(1), killServer ? survivorLines : lines);
+        }
         ChildJvm first = children.get(takeover && !killServer ? 1 : 0);
         ChildJvm second = children.get(takeover && !killServer ? 0 : 1);
         if (last) {

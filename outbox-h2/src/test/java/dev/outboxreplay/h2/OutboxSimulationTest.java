@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.outboxreplay.FailurePoint;
 import dev.outboxreplay.testkit.Seeds;
 import dev.outboxreplay.testkit.sim.Choices;
+import dev.outboxreplay.testkit.sim.InboxSimulation;
 import dev.outboxreplay.testkit.sim.OutboxSimulation;
 import dev.outboxreplay.testkit.sim.SimulationStats;
 import java.nio.file.Path;
@@ -56,6 +57,38 @@ class OutboxSimulationTest {
       assertThat(total.duplicated()).isPositive();
       assertThat(total.lostAnswers()).isPositive();
       assertThat(total.reopens()).isPositive();
+    }
+  }
+
+  /**
+   * The inbox under the same kind of schedules: deliveries duplicated and now and then with
+   * other bytes under a known id, projections that fail, crashes after the consume commit and
+   * after the projection, the file reopened now and then ({@link InboxSimulation}).
+   */
+  @Test
+  void everyInboxScheduleConsumesOnceAndProjectsWhatWasConsumed() {
+    long seed = Seeds.seed("sim.inbox.seed", "OutboxSimulationTest inbox");
+    int schedules = Integer.getInteger("sim.schedules", 100);
+    SimulationStats total = new SimulationStats();
+    try (H2SimulatedInbox database = new H2SimulatedInbox(dir.resolve("inbox"))) {
+      for (int i = 0; i < schedules; i++) {
+        long scheduleSeed = seed + i;
+        try {
+          total.add(InboxSimulation.run(Choices.seeded(scheduleSeed), database, 30));
+        } catch (AssertionError e) {
+          throw new AssertionError("inbox schedule seed " + scheduleSeed + " (rerun it alone "
+              + "with -Dsim.inbox.seed=" + scheduleSeed + " -Dsim.schedules=1): "
+              + e.getMessage(), e);
+        }
+      }
+    }
+    System.out.printf("OutboxSimulationTest inbox: %d schedules: %s%n", schedules, total);
+    if (schedules >= 50) {
+      assertThat(total.crashesAt().keySet()).containsExactlyInAnyOrder(
+          FailurePoint.AFTER_CONSUME_COMMIT_BEFORE_PROJECTION,
+          FailurePoint.AFTER_PROJECTION_BEFORE_MARK);
+      assertThat(total.reopens()).isPositive();
+      assertThat(total.duplicated()).isPositive();
     }
   }
 }
