@@ -11,6 +11,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 
@@ -19,59 +20,35 @@ import java.util.UUID;
  * closed and opened again after a simulated crash, with a table where each applied answer is
  * recorded in the answer's own transaction. One schedule at a time.
  */
-final class H2SimulatedDatabase implements OutboxSimulation.Database<Connection>, AutoCloseable {
-  private final Path file;
-  private H2Database db;
+final class H2SimulatedDatabase extends H2SimulatedFile
+    implements OutboxSimulation.Database<Connection> {
   private H2OutboxStore store;
 
   H2SimulatedDatabase(Path file) {
-    this.file = file;
+    super(file, "CREATE TABLE IF NOT EXISTS sim_applied (command_id UUID NOT NULL)",
+        List.of("outbox_audit", "outbox_command", "sim_applied"));
   }
 
   @Override
-  public OutboxStore<Connection> open() {
-    if (db == null) {
-      openFile();
-    }
-    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
-      s.execute("DELETE FROM outbox_audit");
-      s.execute("DELETE FROM outbox_command");
-      s.execute("DELETE FROM sim_applied");
-    } catch (SQLException e) {
-      throw new IllegalStateException(e);
-    }
-    return store;
-  }
-
-  private void openFile() {
-    db = H2Database.builder().file(file).multiProcess(false).build();
-    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
-      s.execute("CREATE TABLE IF NOT EXISTS sim_applied (command_id UUID NOT NULL)");
-    } catch (SQLException e) {
-      db.close();
-      throw new IllegalStateException(e);
-    }
+  void opened(H2Database db) {
     store = H2OutboxStore.create(db);
   }
 
   @Override
+  public OutboxStore<Connection> open() {
+    fresh();
+    return store;
+  }
+
+  @Override
   public OutboxStore<Connection> reopen(OutboxStore<Connection> crashed) {
-    close();
-    openFile();
+    reopenFile();
     return store;
   }
 
   @Override
   public void close(OutboxStore<Connection> finished) {
     // kept open for the next schedule, which empties it
-  }
-
-  @Override
-  public void close() {
-    if (db != null) {
-      db.close();
-      db = null;
-    }
   }
 
   @Override
@@ -87,7 +64,7 @@ final class H2SimulatedDatabase implements OutboxSimulation.Database<Connection>
   @Override
   public Map<CommandId, Integer> appliedCounts(OutboxStore<Connection> current) {
     Map<CommandId, Integer> counts = new HashMap<>();
-    try (Connection c = db.dataSource().getConnection();
+    try (Connection c = database().dataSource().getConnection();
         Statement s = c.createStatement();
         ResultSet rs = s.executeQuery(
             "SELECT command_id, COUNT(*) FROM sim_applied GROUP BY command_id")) {

@@ -20,45 +20,30 @@ import java.util.Map;
  * and opened again after a simulated crash. The consumer's irreversible effect is a row in
  * {@code sim_consumed}, written in the consume transaction. One schedule at a time.
  */
-final class H2SimulatedInbox implements InboxSimulation.Database<Connection>, AutoCloseable {
-  private final Path file;
-  private H2Database db;
+final class H2SimulatedInbox extends H2SimulatedFile
+    implements InboxSimulation.Database<Connection> {
   private H2InboxStore store;
 
   H2SimulatedInbox(Path file) {
-    this.file = file;
+    super(file, "CREATE TABLE IF NOT EXISTS sim_consumed (seq IDENTITY, "
+        + "message_id VARCHAR(200) NOT NULL, bytes VARBINARY NOT NULL)",
+        List.of("inbox_message", "sim_consumed"));
   }
 
   @Override
-  public InboxStore<Connection> open() {
-    if (db == null) {
-      openFile();
-    }
-    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
-      s.execute("DELETE FROM inbox_message");
-      s.execute("DELETE FROM sim_consumed");
-    } catch (SQLException e) {
-      throw new IllegalStateException(e);
-    }
-    return store;
-  }
-
-  private void openFile() {
-    db = H2Database.builder().file(file).multiProcess(false).build();
-    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
-      s.execute("CREATE TABLE IF NOT EXISTS sim_consumed (seq IDENTITY, "
-          + "message_id VARCHAR(200) NOT NULL, bytes VARBINARY NOT NULL)");
-    } catch (SQLException e) {
-      db.close();
-      throw new IllegalStateException(e);
-    }
+  void opened(H2Database db) {
     store = H2InboxStore.create(db);
   }
 
   @Override
+  public InboxStore<Connection> open() {
+    fresh();
+    return store;
+  }
+
+  @Override
   public InboxStore<Connection> reopen(InboxStore<Connection> crashed) {
-    close();
-    openFile();
+    reopenFile();
     return store;
   }
 
@@ -79,7 +64,7 @@ final class H2SimulatedInbox implements InboxSimulation.Database<Connection>, Au
   @Override
   public Map<String, List<byte[]>> consumed(InboxStore<Connection> current) {
     Map<String, List<byte[]>> consumed = new HashMap<>();
-    try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
+    try (Connection c = database().dataSource().getConnection(); Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT message_id, bytes FROM sim_consumed ORDER BY seq")) {
       while (rs.next()) {
         consumed.computeIfAbsent(rs.getString(1), k -> new ArrayList<>()).add(rs.getBytes(2));
@@ -88,13 +73,5 @@ final class H2SimulatedInbox implements InboxSimulation.Database<Connection>, Au
       throw new IllegalStateException(e);
     }
     return consumed;
-  }
-
-  @Override
-  public void close() {
-    if (db != null) {
-      db.close();
-      db = null;
-    }
   }
 }

@@ -198,7 +198,7 @@ class InboxCrashTest {
         .until(() -> OpenFiles.open(inboxFile, historyFile), Objects::nonNull);
   }
 
-  private static void verify(Path inboxFile, Path historyFile, Set<String> acknowledged,
+  static void verify(Path inboxFile, Path historyFile, Set<String> acknowledged,
       long seed, int round) throws Exception {
     try (OpenFiles files = openAfterKills(inboxFile, historyFile)) {
       H2Database db = files.inbox();

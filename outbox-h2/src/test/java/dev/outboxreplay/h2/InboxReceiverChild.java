@@ -1,5 +1,6 @@
 package dev.outboxreplay.h2;
 
+import dev.outboxreplay.FailureInjector;
 import dev.outboxreplay.Inbox;
 import dev.outboxreplay.ReceiveResult;
 import java.nio.charset.StandardCharsets;
@@ -15,7 +16,11 @@ import java.util.SplittableRandom;
  * {@code RECEIVED <id> <outcome> <millis> END} after each receive returns (with how long it
  * took), {@code FAILED <millis> <error>} when one throws (then it goes on with the next
  * delivery, as an app that reports and moves on would), and {@code DONE} at the end. An optional
- * fifth argument paces the deliveries (milliseconds between them), as messages arriving over time.
+ * fifth argument paces the deliveries (milliseconds between them), as messages arriving over time;
+ * optional sixth and seventh arguments name an inbox failure point and which call of it halts the
+ * JVM ({@link Runtime#halt}, exit 137) for {@link InboxFailurePointKillTest}, an eighth the
+ * prefix of the message ids (default {@code m}), and a ninth the prefix of a previous receiver's
+ * stream to redeliver first.
  */
 public final class InboxReceiverChild {
   static final String SCOPE = "profile-1";
@@ -24,12 +29,17 @@ public final class InboxReceiverChild {
 
   /** The stream of message ids every receiver replays: duplicates included, locally shuffled. */
   static List<String> stream(long seed, int messages) {
+    return stream(seed, messages, "m");
+  }
+
+  /** {@link #stream(long, int)} with message ids that start with {@code prefix}. */
+  static List<String> stream(long seed, int messages, String prefix) {
     SplittableRandom random = new SplittableRandom(seed);
     List<String> deliveries = new ArrayList<>();
     for (int i = 0; i < messages; i++) {
       int copies = 1 + random.nextInt(3);
       for (int k = 0; k < copies; k++) {
-        deliveries.add("m" + i);
+        deliveries.add(prefix + i);
       }
     }
     for (int i = deliveries.size() - 1; i > 0; i--) {
@@ -51,13 +61,30 @@ public final class InboxReceiverChild {
     long seed = Long.parseLong(args[2]);
     int messages = Integer.parseInt(args[3]);
     long pauseMillis = args.length > 4 ? Long.parseLong(args[4]) : 0; // deliveries arrive paced
+    FailureInjector halter = FailureInjector.NONE;
+    if (args.length > 6) {
+      String label = args[5];
+      int haltAt = Integer.parseInt(args[6]);
+      int[] calls = {0};
+      halter = point -> {
+        if (point.label().equals(label) && ++calls[0] == haltAt) {
+          System.out.flush();
+          Runtime.getRuntime().halt(InboxFailurePointKillTest.HALTED);
+        }
+      };
+    }
     System.out.println("OPENING");
     System.out.flush();
     try (H2Database db = H2Database.open(inboxFile);
         H2Database history = H2Database.open(historyFile)) {
       RatchetStandIn app = new RatchetStandIn();
-      Inbox<Connection> inbox = app.openInbox(db, history);
-      for (String id : stream(seed, messages)) {
+      Inbox<Connection> inbox = app.openInbox(db, history, halter);
+      List<String> deliveries = new ArrayList<>();
+      if (args.length > 8) {
+        deliveries.addAll(stream(seed, messages, args[8])); // a previous receiver's, redelivered
+      }
+      deliveries.addAll(stream(seed, messages, args.length > 7 ? args[7] : "m"));
+      for (String id : deliveries) {
         long start = System.nanoTime();
         try {
           ReceiveResult result = inbox.receive(SCOPE, id, body(id));

@@ -37,9 +37,14 @@ final class RatchetStandIn {
   /** Tables on both files, and an inbox over them (recovery at open included). */
   dev.outboxreplay.Inbox<Connection> openInbox(H2Database crypto, H2Database history)
       throws SQLException {
+    return openInbox(crypto, history, dev.outboxreplay.FailureInjector.NONE);
+  }
+
+  dev.outboxreplay.Inbox<Connection> openInbox(H2Database crypto, H2Database history,
+      dev.outboxreplay.FailureInjector failures) throws SQLException {
     createTables(crypto.dataSource(), history.dataSource());
     return dev.outboxreplay.Inbox.builder(H2InboxStore.create(crypto), consumer(),
-        projector(history.dataSource())).build();
+        projector(history.dataSource())).failureInjector(failures).build();
   }
 
   InboxConsumer<Connection> consumer() {

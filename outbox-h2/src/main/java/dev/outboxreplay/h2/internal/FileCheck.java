@@ -43,7 +43,6 @@ public final class FileCheck {
       + "extract what H2 can still read with org.h2.tools.Recover (see docs/operations.md, "
       + "\"A damaged file\"), then move it away";
 
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FileCheck.class);
   /** Files an {@code H2Database} of this JVM has open, with how many have each open. */
   private static final java.util.concurrent.ConcurrentHashMap<Path, Integer> OPEN_HERE =
       new java.util.concurrent.ConcurrentHashMap<>();
@@ -85,15 +84,7 @@ public final class FileCheck {
       return true;
     }
     if (repairHeader && fileKey == null) {
-      try {
-        String repaired = StoreHeaderRepair.repairIfBehind(file);
-        if (repaired != null) {
-          LOG.warn("Repaired before opening: {}", repaired);
-        }
-      } catch (IOException | RuntimeException e) {
-        LOG.warn("Could not check the store header of {} for commits H2's recovery would miss: {}",
-            file, e.toString());
-      }
+      StoreHeaderRepair.repairLogged(file, false, "before opening");
     }
     MVStore store;
     try {

@@ -1,6 +1,5 @@
 package dev.outboxreplay.h2.internal;
 
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -19,8 +18,6 @@ import org.h2.jdbcx.JdbcDataSource;
  * than {@link Handover#RETRY_FOR}, is thrown as it is.
  */
 public final class RetryingOpenDataSource implements DataSource {
-  private static final org.slf4j.Logger LOG =
-      org.slf4j.LoggerFactory.getLogger(RetryingOpenDataSource.class);
   private final JdbcDataSource h2 = new JdbcDataSource();
   /** Failures retried besides handovers (see the constructor's {@code multiProcess}). */
   private final java.util.function.Predicate<SQLException> alsoRetry;
@@ -65,17 +62,8 @@ public final class RetryingOpenDataSource implements DataSource {
   }
 
   private void repairHeaderIfUnheld() {
-    if (repairBeforeOpen == null) {
-      return;
-    }
-    try {
-      String repaired = StoreHeaderRepair.repairIfUnheld(repairBeforeOpen);
-      if (repaired != null) {
-        LOG.warn("Repaired before taking the file over: {}", repaired);
-      }
-    } catch (IOException | RuntimeException e) {
-      LOG.warn("Could not check the store header of {} for commits H2's recovery would miss: {}",
-          repairBeforeOpen, e.toString());
+    if (repairBeforeOpen != null) {
+      StoreHeaderRepair.repairLogged(repairBeforeOpen, true, "before taking the file over");
     }
   }
 

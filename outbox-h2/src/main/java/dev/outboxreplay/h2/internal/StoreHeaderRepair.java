@@ -42,6 +42,8 @@ import org.h2.mvstore.DataUtils;
  * file is touched. Encrypted files are not looked at (their blocks are not readable here).
  */
 public final class StoreHeaderRepair {
+  private static final org.slf4j.Logger LOG =
+      org.slf4j.LoggerFactory.getLogger(StoreHeaderRepair.class);
   private static final int BLOCK = 4096;
   private static final int CHUNK_HEADER_MAX = 1024;
   private static final int CHUNK_FOOTER = 128;
@@ -112,6 +114,23 @@ public final class StoreHeaderRepair {
       } finally {
         lock.release();
       }
+    }
+  }
+
+  /**
+   * Repairs {@code file} as {@link #repairIfUnheld} (when H2 in this JVM may hold the file) or
+   * {@link #repairIfBehind} does, logging a change as a warning; a failure to look is logged and
+   * left to H2, never thrown.
+   */
+  public static void repairLogged(Path file, boolean mayBeHeldHere, String when) {
+    try {
+      String repaired = mayBeHeldHere ? repairIfUnheld(file) : repairIfBehind(file);
+      if (repaired != null) {
+        LOG.warn("Repaired {}: {}", when, repaired);
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Could not check the store header of {} for commits H2's recovery would miss: {}",
+          file, e.toString());
     }
   }
 
