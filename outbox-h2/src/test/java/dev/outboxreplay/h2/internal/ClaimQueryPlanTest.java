@@ -131,6 +131,7 @@ class ClaimQueryPlanTest {
     // 1 sending and 3 claimed leases ended; the backlog's 1,996 rows wait behind its claimed head
     clock.advance(Duration.ofMinutes(1));
     assertThat(recoveryScanCounts()).allMatch(n -> n <= 5);
+    assertThat(store.recoverExpiredLeases(clock.instant())).hasSize(4);
     assertThat(store.countByStatus().get(Status.UNKNOWN)).isEqualTo(1);
     assertThat(store.countByStatus().get(Status.QUEUED)).isEqualTo(2_000 - 1);
   }
@@ -147,6 +148,7 @@ class ClaimQueryPlanTest {
     List<Long> scans = recoveryScanCounts();
     System.out.printf("lease recovery read %s index rows beside 1,997 due queued rows%n", scans);
     assertThat(scans).allMatch(n -> n <= 3);
+    assertThat(store.recoverExpiredLeases(clock.instant())).hasSize(3);
     assertThat(store.countByStatus().get(Status.UNKNOWN)).isEqualTo(1);
     assertThat(store.countByStatus().get(Status.QUEUED)).isEqualTo(2_000 - 1);
   }
@@ -199,18 +201,16 @@ class ClaimQueryPlanTest {
     return counts;
   }
 
-  /** Runs both recovery updates under EXPLAIN ANALYZE; they must read the status index. */
+  /**
+   * Runs the expired-lease read for both leased statuses under EXPLAIN ANALYZE; it must read the
+   * status index. (Each row it finds is then recovered by a fenced update by id.)
+   */
   private List<Long> recoveryScanCounts() throws Exception {
     List<Long> counts = new ArrayList<>();
-    for (String recovery : List.of(OutboxSql.RECOVER_SENDING, OutboxSql.RECOVER_CLAIMED)) {
-      // H2 plans the UPDATE inside FINAL TABLE (...) on its own; EXPLAIN shows only the outer
-      String update = recovery.substring(recovery.indexOf("FINAL TABLE (") + 13,
-          recovery.length() - 1);
-      String plan = explainAnalyze(update, ps -> {
-        int parameters = ps.getParameterMetaData().getParameterCount();
-        for (int i = 1; i <= parameters; i++) {
-          ps.setLong(i, clock.millis());
-        }
+    for (Status leased : List.of(Status.SENDING, Status.CLAIMED)) {
+      String plan = explainAnalyze(OutboxSql.EXPIRED, ps -> {
+        ps.setString(1, leased.wireName());
+        ps.setLong(2, clock.millis());
       });
       assertThat(plan).contains("IDX_OUTBOX_STATUS").doesNotContainIgnoringCase("tableScan");
       List<Long> scans = scanCounts(plan);

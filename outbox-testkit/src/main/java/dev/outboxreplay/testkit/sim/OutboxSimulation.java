@@ -92,6 +92,8 @@ public final class OutboxSimulation<T> {
   private final List<IdempotencyKey> accepted = new ArrayList<>();
   private final List<OutboxListener.Transition> events =
       Collections.synchronizedList(new ArrayList<>());
+  /** Who heard what, in order, for a failure's message. */
+  private final List<String> eventLog = Collections.synchronizedList(new ArrayList<>());
   private final boolean twoReplayers;
   private OutboxStore<T> store;
   private Life life;
@@ -271,7 +273,13 @@ public final class OutboxSimulation<T> {
 
   private List<String> check() {
     return SimulationInvariants.check(store, database.appliedCounts(store), receiver, accepted,
-        ENTITIES, events, stats.crashes == 0);
+        ENTITIES, events, stats.crashes == 0, id -> {
+          synchronized (eventLog) {
+            return eventLog.stream().filter(l -> l.startsWith(id.toString()))
+                .map(l -> l.substring(id.toString().length() + 1))
+                .collect(java.util.stream.Collectors.joining("; "));
+          }
+        });
   }
 
   /** Crashes its life at a chosen call of each failure point; afterwards every point throws. */
@@ -328,6 +336,8 @@ public final class OutboxSimulation<T> {
           .build();
       for (int i = 0; i < count; i++) {
         Crasher crasher = crashers.get(i);
+        int replayerNumber = i;
+        int lifeNumber = lives;
         replayers.add(Replayer.builder(store, network)
             .owner("life-" + lives + "-replayer-" + i).clock(clock).session(session::get)
             .responseApplier(database.applier()).failureInjector(crasher)
@@ -339,6 +349,10 @@ public final class OutboxSimulation<T> {
               @Override
               public void onTransition(Transition transition) {
                 events.add(transition);
+                eventLog.add(transition.commandId() + " life " + lifeNumber + " replayer "
+                    + replayerNumber + " on " + Thread.currentThread().getName() + ": "
+                    + transition.from() + "->" + transition.to() + " #"
+                    + transition.fencingToken() + " " + transition.reason());
               }
             })
             .build());

@@ -30,7 +30,8 @@ final class SimulationInvariants {
   /** Every invariant that does not hold, one line each; empty when all hold. */
   static <T> List<String> check(OutboxStore<T> store, Map<CommandId, Integer> applied,
       SimulatedReceiver receiver, List<IdempotencyKey> accepted, List<String> entities,
-      List<OutboxListener.Transition> events, boolean noCrash) {
+      List<OutboxListener.Transition> events, boolean noCrash,
+      java.util.function.Function<CommandId, String> heard) {
     List<String> violations = new ArrayList<>();
     Map<String, Integer> positions = new HashMap<>();
     Set<CommandId> ids = new HashSet<>();
@@ -60,9 +61,11 @@ final class SimulationInvariants {
       int appliedTimes = applied.getOrDefault(r.commandId(), 0);
       if (r.status() == Status.ACKED && (commandEffects != 1 || appliedTimes != 1)) {
         violations.add(key.value() + " is acked with " + commandEffects + " effect(s) and its "
-            + "answer applied " + appliedTimes + " time(s)");
+            + "answer applied " + appliedTimes + " time(s); " + r.commandId() + " audit "
+            + trail(store, r.commandId()) + " heard " + heard.apply(r.commandId()));
       } else if (appliedTimes > 1) {
-        violations.add(key.value() + "'s answer applied " + appliedTimes + " times");
+        violations.add(key.value() + "'s answer applied " + appliedTimes + " times; audit "
+            + trail(store, r.commandId()));
       }
       long token = 0;
       for (OutboxStore.AuditEntry a : store.auditTrail(r.commandId())) {
@@ -92,6 +95,15 @@ final class SimulationInvariants {
     }
     checkListener(store, events, noCrash, violations, ids);
     return violations;
+  }
+
+  private static <T> String trail(OutboxStore<T> store, CommandId id) {
+    StringBuilder out = new StringBuilder();
+    for (OutboxStore.AuditEntry a : store.auditTrail(id)) {
+      out.append(a.from()).append("->").append(a.to()).append(" #").append(a.fencingToken())
+          .append(' ').append(a.reason()).append(' ').append(a.at()).append("; ");
+    }
+    return out.toString();
   }
 
   /** The reason of the last transition after accept, or null. */
