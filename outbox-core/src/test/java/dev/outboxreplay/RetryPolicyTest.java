@@ -67,4 +67,44 @@ class RetryPolicyTest {
         .keyRetention(Duration.ofDays(1)).build()).hasMessageContaining("keyRetention");
   }
 
+
+  /** A generator whose every {@code nextDouble()} is {@code value} (exact for these values). */
+  private static java.util.random.RandomGenerator always(double value) {
+    long bits = (long) (value * 0x1.0p53) << 11;
+    return () -> bits;
+  }
+
+  @Test
+  void jitterScalesTheDelayByExactlyOneMinusToOnePlusJitter() {
+    for (double[] c : new double[][] {{0.0, 500}, {0.5, 1_000}, {0.75, 1_250}}) {
+      RetryPolicy p = RetryPolicy.builder().random(always(c[0])).jitter(0.5)
+          .initialInterval(Duration.ofSeconds(1)).maxInterval(Duration.ofMinutes(1)).build();
+      assertThat(p.nextAttemptAt(1, NOW, null)).as("random %s", c[0])
+          .isEqualTo(NOW.plusMillis((long) c[1]));
+    }
+  }
+
+  @Test
+  void everyArgumentBoundaryIsTheDocumentedOne() {
+    RetryPolicy.Builder b = RetryPolicy.builder();
+    b.initialInterval(Duration.ofMillis(1)).maxInterval(Duration.ofMillis(1)).multiplier(1.0)
+        .jitter(0).jitter(0.999);
+    assertThat(b.build()).as("maxInterval equal to initialInterval").isNotNull();
+    assertThatThrownBy(() -> b.initialInterval(Duration.ofNanos(999_999)))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> b.maxInterval(Duration.ofNanos(999_999)))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> b.multiplier(0.999)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> b.jitter(1.0)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> b.jitter(-0.001)).isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> RetryPolicy.builder().initialInterval(Duration.ofSeconds(2))
+        .maxInterval(Duration.ofMillis(1_999)).build())
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> RetryPolicy.builder().maxAge(Duration.ofDays(2))
+        .keyRetention(Duration.ofDays(2)).build()).isInstanceOf(IllegalArgumentException.class);
+    assertThat(RetryPolicy.builder().maxAge(Duration.ofDays(2))
+        .keyRetention(Duration.ofDays(2).plusMillis(1)).build().maxRetryAfter())
+        .as("maxRetryAfter defaults to maxInterval")
+        .isEqualTo(RetryPolicy.DEFAULT_MAX_INTERVAL);
+  }
 }

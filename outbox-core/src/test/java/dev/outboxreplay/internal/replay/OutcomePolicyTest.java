@@ -216,4 +216,30 @@ class OutcomePolicyTest {
     assertThat(d.decision().effect()).isEqualTo(effect);
     assertThat(StateMachine.isAllowed(Status.CLAIMED, to)).isTrue();
   }
+
+  @Test
+  void aRequestInProgressWaitsForItsRetryAfterCappedAndNeverLessThanTheHold() {
+    OutboxRecord h = sending(Status.QUEUED, 0, null);
+    java.util.function.Function<Duration, Instant> next = retryAfter -> POLICY.onAnswer(h,
+        Status.SENDING, result(Kind.IN_PROGRESS, retryAfter), false, true, NOW)
+        .outcome().nextAttemptAt();
+    assertThat(next.apply(Duration.ofSeconds(90))).isEqualTo(NOW.plusSeconds(90));
+    assertThat(next.apply(Duration.ofSeconds(5))).as("shorter than the hold")
+        .isEqualTo(NOW.plus(HOLD));
+    assertThat(next.apply(Duration.ofSeconds(-5))).as("negative").isEqualTo(NOW.plus(HOLD));
+    assertThat(next.apply(Duration.ofDays(2))).as("capped at maxRetryAfter")
+        .isEqualTo(NOW.plus(RETRY.maxRetryAfter()));
+    assertThat(next.apply(RETRY.maxRetryAfter())).isEqualTo(NOW.plus(RETRY.maxRetryAfter()));
+  }
+
+  @Test
+  void maxAgeEndsARetryOnlyOnceItIsPast() {
+    Instant exactly = NOW.minus(RETRY.maxAge());
+    assertThat(POLICY.onAnswer(sending(Status.RETRYABLE_FAILED, 1, exactly), Status.SENDING,
+        result(Kind.RETRYABLE, null), false, true, NOW).outcome().status())
+        .as("at exactly max age").isEqualTo(Status.RETRYABLE_FAILED);
+    assertThat(POLICY.onAnswer(sending(Status.RETRYABLE_FAILED, 1, exactly.minusMillis(1)),
+        Status.SENDING, result(Kind.RETRYABLE, null), false, true, NOW).outcome().status())
+        .as("a millisecond past it").isEqualTo(Status.REJECTED);
+  }
 }
