@@ -10,6 +10,7 @@ import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.Outcome;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.StoredResponse;
+import dev.outboxreplay.testkit.ManualClock;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
@@ -38,8 +39,9 @@ class AckRecoveryRaceTest {
     try (H2Database db = H2Database.builder().file(dir.resolve("race")).multiProcess(false)
         .build()) {
       H2OutboxStore store = H2OutboxStore.create(db);
-      Outbox<Connection> outbox = Outbox.builder(store).build();
-      Instant start = Instant.now().plusSeconds(86_400);
+      ManualClock clock = ManualClock.startingAtEpoch2026();
+      Outbox<Connection> outbox = Outbox.builder(store).clock(clock).build();
+      Instant start = clock.instant();
       List<String> bothWon = new ArrayList<>();
       for (int round = 0; round < 30; round++) {
         Instant now = start.plusSeconds(round * 1000L);
