@@ -15,6 +15,7 @@ import dev.outboxreplay.h2.internal.GroupCommitter;
 import dev.outboxreplay.h2.internal.Handover;
 import dev.outboxreplay.h2.internal.Rollback;
 import dev.outboxreplay.h2.internal.H2Errors;
+import dev.outboxreplay.h2.internal.LeaseRecovery;
 import dev.outboxreplay.h2.internal.OutboxCounts;
 import dev.outboxreplay.h2.internal.OutboxInserter;
 import dev.outboxreplay.h2.internal.OutboxRetention;
@@ -46,6 +47,7 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
   private final OutboxInserter inserter;
   private final GroupCommitter<List<PreparedCommand>, List<OutboxRecord>> committer;
   private final OutboxSql sql;
+  private final LeaseRecovery leases;
 
   private H2OutboxStore(H2Database database) {
     this.database = database;
@@ -53,6 +55,7 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
     this.inserter = new OutboxInserter(rows);
     this.committer = new GroupCommitter<>(database, inserter);
     this.sql = new OutboxSql(rows);
+    this.leases = new LeaseRecovery(rows);
   }
 
   /**
@@ -195,7 +198,7 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
   public List<AuditEntry> recoverExpiredLeases(Instant now) {
     return autoCommitted("recover expired leases", c -> {
       sql.repairEntityHeads(c);
-      return sql.recoverExpiredLeases(c, now);
+      return leases.recover(c, now);
     });
   }
 

@@ -30,7 +30,9 @@ import java.util.UUID;
  */
 public final class OutboxSql {
   private static final String SELECT = "SELECT " + OutboxSchema.COLUMNS + " FROM ";
-  private static final String CAS = " WHERE command_id = ? AND status = ? AND fencing_token = ?)";
+  /** The fence of every state change: the row, in the status and under the token read. */
+  static final String FENCE = "command_id = ? AND status = ? AND fencing_token = ?)";
+  private static final String CAS = " WHERE " + FENCE;
 
   /**
    * Due rows flagged as entity heads, oldest due first, each with whether an earlier row of its
@@ -69,30 +71,6 @@ public final class OutboxSql {
   private static final String RELEASE = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
       + "status = claimed_from, next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, "
       + "lease_expires_at = NULL, updated_at = ?" + CAS;
-  /**
-   * Sending rows whose lease ended become unknown: the request may have reached the server. Reads
-   * the expired range of idx_outbox_status ({@code status, lease_expires_at}): never a due queued
-   * row, however long the backlog.
-   */
-  static final String RECOVER_SENDING = "SELECT " + OutboxSchema.COLUMNS
-      + " FROM FINAL TABLE (UPDATE outbox_command SET status = 'unknown', "
-      + "attempt = attempt + 1, next_attempt_at = ?, first_sent_at = COALESCE(first_sent_at, ?), "
-      + "claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
-      + "last_error_code = 'lease_expired_while_sending', "
-      + "last_error_message = 'the sender stopped before recording an outcome; "
-      + "the request may have reached the server', last_error_at = ?, updated_at = ? "
-      + "WHERE lease_expires_at <= ?" + CAS.replace(" WHERE ", " AND ");
-  /** Claimed rows whose lease ended go back, unsent, to the status they were claimed from. */
-  static final String RECOVER_CLAIMED = "SELECT " + OutboxSchema.COLUMNS
-      + " FROM FINAL TABLE (UPDATE outbox_command SET status = claimed_from, "
-      + "next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
-      + "updated_at = ? WHERE lease_expires_at <= ?" + CAS.replace(" WHERE ", " AND ");
-  /**
-   * Rows whose lease ended, read from the expired range of idx_outbox_status, to be recovered one
-   * by one with a fenced update each.
-   */
-  static final String EXPIRED = "SELECT command_id, fencing_token FROM outbox_command "
-      + "WHERE status = ? AND lease_expires_at <= ?";
   private static final String AUDIT = "INSERT INTO outbox_audit (command_id, idempotency_key, "
       + "from_status, to_status, fencing_token, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)";
   static final String PRUNE_AUDIT = "DELETE FROM outbox_audit WHERE at < ? AND id < COALESCE("
@@ -279,70 +257,6 @@ public final class OutboxSql {
     }
   }
 
-  /**
-   * Ends every lease that ran out at or before {@code now} (see
-   * {@code OutboxStore#recoverExpiredLeases}). Reads the expired range of idx_outbox_status per
-   * held status: only rows whose lease ended. The caller commits.
-   *
-   * @return the changes, as audited
-   */
-  public List<AuditEntry> recoverExpiredLeases(Connection c, Instant now) throws SQLException {
-    List<AuditEntry> changes = new ArrayList<>();
-    long at = now.toEpochMilli();
-    for (Expired e : expired(c, Status.SENDING, at)) {
-      try (PreparedStatement ps = c.prepareStatement(RECOVER_SENDING)) {
-        for (int i = 1; i <= 5; i++) {
-          ps.setLong(i, at);
-        }
-        bindCas(ps, 6, e.id(), Status.SENDING, e.token());
-        recovered(c, ps, Status.SENDING, Reason.LEASE_EXPIRED_WHILE_SENDING, now, changes);
-      }
-    }
-    for (Expired e : expired(c, Status.CLAIMED, at)) {
-      try (PreparedStatement ps = c.prepareStatement(RECOVER_CLAIMED)) {
-        for (int i = 1; i <= 3; i++) {
-          ps.setLong(i, at);
-        }
-        bindCas(ps, 4, e.id(), Status.CLAIMED, e.token());
-        recovered(c, ps, Status.CLAIMED, Reason.LEASE_EXPIRED_WHILE_CLAIMED, now, changes);
-      }
-    }
-    return changes;
-  }
-
-  /** A row whose lease ended, as read; recovered only if it is still so when updated. */
-  private record Expired(CommandId id, long token) {}
-
-  /**
-   * The rows in {@code status} whose lease ended. Each is then recovered by a fenced update of its
-   * own: one UPDATE over the expired range let H2 2.5 recover a row that an ack had changed and
-   * committed meanwhile (both outcomes were audited, and the answer was applied again after the
-   * resend); {@code AckRecoveryRaceTest} caught it in 46 of 2,400 races.
-   */
-  private static List<Expired> expired(Connection c, Status status, long at)
-      throws SQLException {
-    List<Expired> rows = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(EXPIRED)) {
-      ps.setString(1, status.wireName());
-      ps.setLong(2, at);
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          rows.add(new Expired(new CommandId(rs.getObject(1, UUID.class)), rs.getLong(2)));
-        }
-      }
-    }
-    return rows;
-  }
-
-  private void recovered(Connection c, PreparedStatement ps, Status from, Reason reason,
-      Instant now, List<AuditEntry> changes) throws SQLException {
-    try (ResultSet rs = ps.executeQuery()) {
-      while (rs.next()) {
-        changes.add(audit(c, rows.read(rs), from, reason, now));
-      }
-    }
-  }
-
   public Optional<OutboxRecord> requeue(Connection c, OutboxRecord current, Instant now)
       throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(REQUEUE)) {
@@ -407,7 +321,7 @@ public final class OutboxSql {
     return after;
   }
 
-  private static AuditEntry audit(Connection c, OutboxRecord after, Status from, Reason reason,
+  static AuditEntry audit(Connection c, OutboxRecord after, Status from, Reason reason,
       Instant now) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(AUDIT)) {
       ps.setObject(1, after.commandId().value());
@@ -466,7 +380,7 @@ public final class OutboxSql {
     }
   }
 
-  private static void bindCas(PreparedStatement ps, int first, CommandId id, Status status,
+  static void bindCas(PreparedStatement ps, int first, CommandId id, Status status,
       long token) throws SQLException {
     ps.setObject(first, id.value());
     ps.setString(first + 1, status.wireName());

@@ -208,7 +208,7 @@ class ClaimQueryPlanTest {
   private List<Long> recoveryScanCounts() throws Exception {
     List<Long> counts = new ArrayList<>();
     for (Status leased : List.of(Status.SENDING, Status.CLAIMED)) {
-      String plan = explainAnalyze(OutboxSql.EXPIRED, ps -> {
+      String plan = explainAnalyze(LeaseRecovery.EXPIRED, ps -> {
         ps.setString(1, leased.wireName());
         ps.setLong(2, clock.millis());
       });
