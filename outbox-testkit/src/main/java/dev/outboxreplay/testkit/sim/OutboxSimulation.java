@@ -90,10 +90,18 @@ public final class OutboxSimulation<T> {
   private final SimulatedNetwork network;
   /** Accepted commands in accept order. */
   private final List<IdempotencyKey> accepted = new ArrayList<>();
-  private final List<OutboxListener.Transition> events =
-      Collections.synchronizedList(new ArrayList<>());
-  /** Who heard what, in order, for a failure's message. */
-  private final List<String> eventLog = Collections.synchronizedList(new ArrayList<>());
+  /** Every listener event, with who heard it where, in order. */
+  private final List<Heard> events = Collections.synchronizedList(new ArrayList<>());
+
+  /** One listener event, with the life, the replayer and the thread that heard it. */
+  record Heard(int life, int replayer, String thread, OutboxListener.Transition transition) {
+    @Override
+    public String toString() {
+      return "life " + life + " replayer " + replayer + " on " + thread + ": "
+          + transition.from() + "->" + transition.to() + " #" + transition.fencingToken() + " "
+          + transition.reason();
+    }
+  }
   private final boolean twoReplayers;
   private OutboxStore<T> store;
   private Life life;
@@ -273,13 +281,7 @@ public final class OutboxSimulation<T> {
 
   private List<String> check() {
     return SimulationInvariants.check(store, database.appliedCounts(store), receiver, accepted,
-        ENTITIES, events, stats.crashes == 0, id -> {
-          synchronized (eventLog) {
-            return eventLog.stream().filter(l -> l.startsWith(id.toString()))
-                .map(l -> l.substring(id.toString().length() + 1))
-                .collect(java.util.stream.Collectors.joining("; "));
-          }
-        });
+        ENTITIES, List.copyOf(events), stats.crashes == 0);
   }
 
   /** Crashes its life at a chosen call of each failure point; afterwards every point throws. */
@@ -348,11 +350,8 @@ public final class OutboxSimulation<T> {
             .listener(new OutboxListener() {
               @Override
               public void onTransition(Transition transition) {
-                events.add(transition);
-                eventLog.add(transition.commandId() + " life " + lifeNumber + " replayer "
-                    + replayerNumber + " on " + Thread.currentThread().getName() + ": "
-                    + transition.from() + "->" + transition.to() + " #"
-                    + transition.fencingToken() + " " + transition.reason());
+                events.add(new Heard(lifeNumber, replayerNumber,
+                    Thread.currentThread().getName(), transition));
               }
             })
             .build());

@@ -30,8 +30,7 @@ final class SimulationInvariants {
   /** Every invariant that does not hold, one line each; empty when all hold. */
   static <T> List<String> check(OutboxStore<T> store, Map<CommandId, Integer> applied,
       SimulatedReceiver receiver, List<IdempotencyKey> accepted, List<String> entities,
-      List<OutboxListener.Transition> events, boolean noCrash,
-      java.util.function.Function<CommandId, String> heard) {
+      List<OutboxSimulation.Heard> events, boolean noCrash) {
     List<String> violations = new ArrayList<>();
     Map<String, Integer> positions = new HashMap<>();
     Set<CommandId> ids = new HashSet<>();
@@ -62,7 +61,9 @@ final class SimulationInvariants {
       if (r.status() == Status.ACKED && (commandEffects != 1 || appliedTimes != 1)) {
         violations.add(key.value() + " is acked with " + commandEffects + " effect(s) and its "
             + "answer applied " + appliedTimes + " time(s); " + r.commandId() + " audit "
-            + trail(store, r.commandId()) + " heard " + heard.apply(r.commandId()));
+            + trail(store, r.commandId()) + " heard " + events.stream()
+                .filter(h -> h.transition().commandId().equals(r.commandId()))
+                .map(OutboxSimulation.Heard::toString).toList());
       } else if (appliedTimes > 1) {
         violations.add(key.value() + "'s answer applied " + appliedTimes + " times; audit "
             + trail(store, r.commandId()));
@@ -116,7 +117,7 @@ final class SimulationInvariants {
 
   /** Every listener event is in the audit; without crashes, the audit holds nothing else. */
   private static <T> void checkListener(OutboxStore<T> store,
-      List<OutboxListener.Transition> events, boolean noCrash, List<String> violations,
+      List<OutboxSimulation.Heard> events, boolean noCrash, List<String> violations,
       Set<CommandId> ids) {
     Set<String> audited = new HashSet<>();
     for (CommandId id : ids) {
@@ -127,10 +128,9 @@ final class SimulationInvariants {
       }
     }
     Set<String> heard = new HashSet<>();
-    synchronized (events) {
-      for (OutboxListener.Transition t : events) {
-        heard.add(t.commandId() + " " + t.from() + "->" + t.to() + " #" + t.fencingToken());
-      }
+    for (OutboxSimulation.Heard h : events) {
+      OutboxListener.Transition t = h.transition();
+      heard.add(t.commandId() + " " + t.from() + "->" + t.to() + " #" + t.fencingToken());
     }
     Set<String> unaudited = new HashSet<>(heard);
     unaudited.removeAll(audited);
