@@ -22,6 +22,19 @@ public final class Arguments {
 
   /**
    * @return {@code value}
+   * @throws NullPointerException when it is null
+   * @throws IllegalArgumentException {@code "<name> < 0: <value>"} when it is negative
+   */
+  public static Duration notNegative(String name, Duration value) {
+    Objects.requireNonNull(value, name + " == null");
+    if (value.isNegative()) {
+      throw new IllegalArgumentException(name + " < 0: " + value);
+    }
+    return value;
+  }
+
+  /**
+   * @return {@code value}
    * @throws IllegalArgumentException {@code "<name> < 1: <value>"} when it is below 1
    */
   public static int atLeastOne(String name, int value) {

@@ -182,7 +182,8 @@ public final class H2Database implements AutoCloseable {
     boolean multiProcess = b.multiProcess && !readOnlyFile;
     config.setDataSource(new RetryingOpenDataSource(
         readOnlyFile ? readOnlyUrl(b) : jdbcUrl(b), b.encryptionKey, multiProcess,
-        multiProcess && !b.readOnly && b.encryptionKey == null ? dataFile(b.file) : null));
+        multiProcess && !b.readOnly && b.encryptionKey == null ? dataFile(b.file) : null,
+        b.openWait));
     config.setReadOnly(b.readOnly);
     config.setMinimumIdle(1);
     config.setMaximumPoolSize(b.maxPoolSize);
@@ -366,6 +367,7 @@ public final class H2Database implements AutoCloseable {
     private boolean allowWriteDelay;
     private int maxPoolSize = DEFAULT_MAX_POOL_SIZE;
     private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
+    private Duration openWait = OPEN_RACE_RETRY;
 
     private Builder() {}
 
@@ -485,12 +487,25 @@ public final class H2Database implements AutoCloseable {
     }
 
     /**
+     * How long opening keeps trying while another process holds the file without serving it
+     * (it opened it in single-process mode, or is starting or closing) or is taking it over,
+     * counted from the first refusal. Default {@link #OPEN_RACE_RETRY}; a tool that should fail
+     * fast on a busy file gives less (zero: one more try after 10 to 20 ms).
+     *
+     * @throws IllegalArgumentException when it is negative
+     */
+    public Builder openWait(Duration openWait) {
+      this.openWait = Arguments.notNegative("openWait", openWait);
+      return this;
+    }
+
+    /**
      * Opens the database.
      *
      * @throws IllegalStateException when no file was set
      * @throws OutboxStorageException when the file is locked, corrupt or unreadable;
      *     {@linkplain OutboxStorageException#retryable() retryable} when other processes kept
-     *     racing to open it for longer than {@link #OPEN_RACE_RETRY}
+     *     racing to open it for longer than the {@linkplain #openWait open wait}
      */
     public H2Database build() {
       if (file == null && applicationDataSource == null) {

@@ -136,7 +136,7 @@ class StoreHeaderRepairTest {
     try {
       assertThat(FileCheck.verifyBeforeOpen(data, null, true)).as("skipped: in use").isTrue();
       RetryingOpenDataSource pool = new RetryingOpenDataSource(
-          "jdbc:h2:file:" + base + ";IFEXISTS=TRUE", null, true, data);
+          "jdbc:h2:file:" + base + ";IFEXISTS=TRUE", null, true, data, H2Database.OPEN_RACE_RETRY);
       try (Connection c = pool.getConnection();
           ResultSet rs = c.createStatement().executeQuery("SELECT COUNT(*), "
               + "COUNT(CASE WHEN command_id = '" + LAST_ACCEPT + "' THEN 1 END) "

@@ -41,6 +41,9 @@ final class EnqueueCommand implements Callable<Integer> {
       description = "Outbox database file (created if missing).")
   Path db;
 
+  @Option(names = "--wait", defaultValue = "10s", description = ExistingOutboxFile.WAIT_DESCRIPTION)
+  String wait;
+
   @Option(names = "--operation", description = "Operation, e.g. note.put.")
   String operation;
 
@@ -55,7 +58,8 @@ final class EnqueueCommand implements Callable<Integer> {
   Path from;
 
   private ExistingOutboxFile.Opened created() {
-    H2Database database = H2Database.open(db);
+    H2Database database = H2Database.builder().file(db).openWait(ReplayCommand.parseDuration(wait))
+        .build();
     try {
       return new ExistingOutboxFile.Opened(database, H2OutboxStore.create(database));
     } catch (RuntimeException e) {
@@ -94,7 +98,8 @@ final class EnqueueCommand implements Callable<Integer> {
   /** Accepts into a new file, or into an existing one only if it already holds an outbox. */
   private int enqueue(List<OutboxCommand> commands, boolean existed) {
     try (ExistingOutboxFile.Opened opened = existed
-        ? ExistingOutboxFile.openExistingForWriting(db) : created()) {
+        ? ExistingOutboxFile.openExistingForWriting(db, ReplayCommand.parseDuration(wait))
+        : created()) {
       Outbox<Connection> outbox = Outbox.builder(opened.store()).build();
       List<OutboxRecord> accepted;
       try {

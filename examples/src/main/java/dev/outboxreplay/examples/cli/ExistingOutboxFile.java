@@ -5,19 +5,30 @@ import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import picocli.CommandLine.Option;
 
-/** The {@code --db} option of the subcommands that work on an outbox file that must exist. */
+/**
+ * The {@code --db} and {@code --wait} options of the subcommands that work on an outbox file that
+ * must exist.
+ */
 final class ExistingOutboxFile {
+  /** The {@code --wait} option's text: shared with {@code enqueue}, which has its own. */
+  static final String WAIT_DESCRIPTION = "How long to keep trying while another process holds "
+      + "the file without serving it or is opening it, e.g. 500ms, 10s (default 10s).";
+
   @Option(names = "--db", required = true, description = "Outbox database file.")
   Path db;
+
+  @Option(names = "--wait", defaultValue = "10s", description = WAIT_DESCRIPTION)
+  String wait;
 
   /**
    * Opens the file for reading only (status, list, export): nothing is created, migrated or
    * written. Exit code 2 when it is missing, unreadable, damaged or holds no outbox.
    */
   Opened openReadOnly() {
-    return open(db, true);
+    return open(db, true, ReplayCommand.parseDuration(wait));
   }
 
   /**
@@ -25,17 +36,19 @@ final class ExistingOutboxFile {
    * so that a file that does not (another application's) is refused without a byte written.
    */
   Opened openForWriting() {
-    openReadOnly().close();
-    return open(db, false);
+    return openExistingForWriting(db, ReplayCommand.parseDuration(wait));
   }
 
-  /** Opens an existing outbox file at {@code db} for writing, after the same read-only look. */
-  static Opened openExistingForWriting(Path db) {
-    open(db, true).close();
-    return open(db, false);
+  /**
+   * Opens an existing outbox file at {@code db} for writing, after the same read-only look; each
+   * open keeps trying for up to {@code wait} while another process holds the file.
+   */
+  static Opened openExistingForWriting(Path db, Duration wait) {
+    open(db, true, wait).close();
+    return open(db, false, wait);
   }
 
-  private static Opened open(Path db, boolean readOnly) {
+  private static Opened open(Path db, boolean readOnly, Duration wait) {
     Path file = db.getFileName().toString().endsWith(".mv.db") ? db
         : db.resolveSibling(db.getFileName() + ".mv.db");
     if (!Files.exists(file)) {
@@ -46,7 +59,8 @@ final class ExistingOutboxFile {
     }
     H2Database database;
     try {
-      database = H2Database.builder().file(db).createIfMissing(false).readOnly(readOnly).build();
+      database = H2Database.builder().file(db).createIfMissing(false).readOnly(readOnly)
+          .openWait(wait).build();
     } catch (OutboxStorageException e) {
       throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage());
     }

@@ -49,6 +49,15 @@ public final class Handover {
    */
   public static <R> R retry(SqlCall<R> call, java.util.function.Predicate<SQLException> alsoRetry)
       throws SQLException {
+    return retry(call, alsoRetry, RETRY_FOR);
+  }
+
+  /**
+   * As {@link #retry(SqlCall, java.util.function.Predicate)}, retrying for up to {@code retryFor}
+   * after the first failure instead of {@link #RETRY_FOR}.
+   */
+  public static <R> R retry(SqlCall<R> call, java.util.function.Predicate<SQLException> alsoRetry,
+      Duration retryFor) throws SQLException {
     long deadline = 0;
     long pause = FIRST_PAUSE_MILLIS;
     while (true) {
@@ -60,7 +69,7 @@ public final class Handover {
         }
         long now = System.nanoTime();
         if (deadline == 0) {
-          deadline = now + RETRY_FOR.toNanos();
+          deadline = now + retryFor.toNanos();
         } else if (now - deadline > 0) {
           throw e;
         }

@@ -15,7 +15,7 @@ import org.h2.jdbcx.JdbcDataSource;
  * taking over, the same file (H2's lock-file races, a server that went away). Without it, the
  * pool's own retry backs off from 10 ms doubling to 5 s, so a file taken over after 1.5 s was
  * reached only after 2.6 or 5.1 s. A failure that is not such a race, or one that lasts longer
- * than {@link Handover#RETRY_FOR}, is thrown as it is.
+ * than the open wait it is given (by default {@link Handover#RETRY_FOR}), is thrown as it is.
  */
 public final class RetryingOpenDataSource implements DataSource {
   private final JdbcDataSource h2 = new JdbcDataSource();
@@ -24,6 +24,8 @@ public final class RetryingOpenDataSource implements DataSource {
   private volatile int loginTimeoutSeconds;
   /** The data file whose store header is repaired before each open, or null. */
   private final Path repairBeforeOpen;
+  /** How long an open keeps retrying after its first failure. */
+  private final java.time.Duration openWait;
 
   /**
    * @param url the H2 URL (with {@code CIPHER=AES} when {@code fileKey} is given)
@@ -36,10 +38,12 @@ public final class RetryingOpenDataSource implements DataSource {
    *     multi-process mode a connection may be the one that takes the file over after the
    *     process serving it was killed, and H2 runs its recovery inside that open, after the
    *     library's own check ran at start
+   * @param openWait how long an open keeps retrying after its first failure
    */
   public RetryingOpenDataSource(String url, char[] fileKey, boolean multiProcess,
-      Path repairBeforeOpen) {
+      Path repairBeforeOpen, java.time.Duration openWait) {
     this.repairBeforeOpen = repairBeforeOpen;
+    this.openWait = java.util.Objects.requireNonNull(openWait, "openWait == null");
     this.alsoRetry = multiProcess ? H2Errors::isLockedWithoutServer : e -> false;
     h2.setURL(url);
     h2.setUser("sa");
@@ -58,7 +62,7 @@ public final class RetryingOpenDataSource implements DataSource {
     return Handover.retry(() -> {
       repairHeaderIfUnheld();
       return h2.getConnection();
-    }, alsoRetry);
+    }, alsoRetry, openWait);
   }
 
   private void repairHeaderIfUnheld() {
@@ -83,7 +87,7 @@ public final class RetryingOpenDataSource implements DataSource {
   }
 
   /**
-   * Kept and given back, not applied: opening is bounded by {@link Handover#RETRY_FOR}. HikariCP
+   * Kept and given back, not applied: opening is bounded by the open wait. HikariCP
    * sets it, and at shutdown waits that long for a connection still being opened; with 0 it did
    * not wait, and a connection opened after the pool closed was never closed, keeping H2's
    * database open in this JVM.
