@@ -61,6 +61,8 @@ public final class IdempotentServer implements AutoCloseable {
   public static final int DEFAULT_MAX_CONNECTIONS = 256;
   /** Default time a connection may stay silent before it is closed. */
   public static final Duration DEFAULT_IDLE_TIMEOUT = Duration.ofSeconds(30);
+  /** Default {@link Builder#stopGrace}: how long {@link #close()} gives requests in flight. */
+  public static final Duration DEFAULT_STOP_GRACE = Duration.ofSeconds(1);
   /** Default time to receive a request's body once its head arrived. */
   public static final Duration DEFAULT_REQUEST_READ_TIMEOUT = Duration.ofSeconds(10);
 
@@ -88,7 +90,7 @@ public final class IdempotentServer implements AutoCloseable {
     RequestRouter router = new RequestRouter(b.handlers, b.tenants, processor, protocol,
         b.maxBodyBytes);
     this.http = new JettyFront(b.port, new JettyFront.Limits(b.threads, b.maxConnections,
-        b.idleTimeout, b.requestReadTimeout, b.maxBodyBytes), router::route);
+        b.idleTimeout, b.requestReadTimeout, b.maxBodyBytes, b.stopGrace), router::route);
     this.pruner = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "idempotency-pruner");
       t.setDaemon(true);
@@ -130,7 +132,8 @@ public final class IdempotentServer implements AutoCloseable {
   }
 
   /**
-   * Stops listening (requests in flight get up to a second), lets running requests and a
+   * Closes connections waiting for a request, stops listening (requests in flight get up to the
+   * {@linkplain Builder#stopGrace stop grace}, by default a second), lets running requests and a
    * running prune finish without interrupting them (up to 5 s each), and stops pruning. The
    * database stays open: it belongs to the caller.
    */
@@ -171,6 +174,7 @@ public final class IdempotentServer implements AutoCloseable {
     private int maxConnections = DEFAULT_MAX_CONNECTIONS;
     private Duration idleTimeout = DEFAULT_IDLE_TIMEOUT;
     private Duration requestReadTimeout = DEFAULT_REQUEST_READ_TIMEOUT;
+    private Duration stopGrace = DEFAULT_STOP_GRACE;
     private FaultPlan faults = FaultPlan.NONE;
     private TenantResolver tenants = TenantResolver.TENANT_HEADER_UNAUTHENTICATED;
 
@@ -255,6 +259,15 @@ public final class IdempotentServer implements AutoCloseable {
      */
     public Builder requestReadTimeout(Duration requestReadTimeout) {
       this.requestReadTimeout = Arguments.positive("requestReadTimeout", requestReadTimeout);
+      return this;
+    }
+
+    /**
+     * How long {@link IdempotentServer#close()} lets requests being answered finish before it
+     * closes their connections; connections waiting for a request are closed at once. Default 1 s.
+     */
+    public Builder stopGrace(Duration stopGrace) {
+      this.stopGrace = Arguments.positive("stopGrace", stopGrace);
       return this;
     }
 

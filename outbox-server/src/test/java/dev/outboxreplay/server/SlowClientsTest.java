@@ -229,4 +229,49 @@ class SlowClientsTest {
     assertThat(waiting.get(60, java.util.concurrent.TimeUnit.SECONDS))
         .isEqualTo("HTTP/1.1 201 Created");
   }
+
+  /**
+   * Closing the receiver with a grace of a minute still answers a request that is being handled,
+   * and returns once it is answered, with a client's keep-alive connection still open. (That
+   * close no longer waits for idle connections is a speed, not a contract: a replayer's pooled
+   * OkHttp connection held each close for the whole default grace of 1 s, now about 2 ms.)
+   */
+  @Test
+  void closingWithAGraceAnswersTheRequestInFlight() throws Exception {
+    db = H2Database.open(dir.resolve("server"));
+    java.util.concurrent.CountDownLatch handling = new java.util.concurrent.CountDownLatch(1);
+    java.util.concurrent.CountDownLatch release = new java.util.concurrent.CountDownLatch(1);
+    server = IdempotentServer.builder().database(db).stopGrace(Duration.ofMinutes(1))
+        .handler(NotesApplication.OPERATION, (tx, request) -> {
+          if (request.idempotencyKey().equals("idle")) {
+            return HandlerResponse.json(201, "{}");
+          }
+          handling.countDown();
+          release.await();
+          return HandlerResponse.json(201, "{}");
+        }).start();
+    // a real client's keep-alive connection, answered and then idle in its pool
+    java.net.http.HttpClient client = java.net.http.HttpClient.newBuilder()
+        .version(java.net.http.HttpClient.Version.HTTP_1_1).build();
+    java.net.http.HttpResponse<String> idleAnswer = client.send(java.net.http.HttpRequest
+        .newBuilder(java.net.URI.create(server.baseUrl() + "/" + NotesApplication.OPERATION))
+        .header(HttpContract.IDEMPOTENCY_KEY, "\"idle\"").header("Content-Type",
+            "application/json").POST(java.net.http.HttpRequest.BodyPublishers.ofString(BODY))
+        .build(), java.net.http.HttpResponse.BodyHandlers.ofString());
+    assertThat(idleAnswer.statusCode()).isEqualTo(201);
+    Socket busy = connect();
+    busy.getOutputStream().write((head("in-flight", BODY.length()) + BODY)
+        .getBytes(StandardCharsets.US_ASCII));
+    assertThat(handling.await(60, java.util.concurrent.TimeUnit.SECONDS)).isTrue();
+    CompletableFuture<Void> closing = CompletableFuture.runAsync(server::close);
+    Awaitility.await().during(Duration.ofMillis(200)).atMost(Duration.ofSeconds(20))
+        .until(() -> !closing.isDone());
+    release.countDown();
+    try (busy) {
+      assertThat(readStatusLine(busy.getInputStream())).isEqualTo("HTTP/1.1 201 Created");
+    }
+    closing.get(30, java.util.concurrent.TimeUnit.SECONDS); // the client has not closed its side
+    server = null;
+    db.close();
+  }
 }

@@ -16,6 +16,7 @@ import org.eclipse.jetty.http.HttpField;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.io.EndPoint;
 import org.eclipse.jetty.io.QuietException;
 import org.eclipse.jetty.server.Handler;
 import org.eclipse.jetty.server.HttpConfiguration;
@@ -50,7 +51,7 @@ public final class JettyFront implements AutoCloseable {
 
   /** Limits of one server. */
   public record Limits(int workers, int maxConnections, Duration idleTimeout,
-      Duration requestReadTimeout, int maxBodyBytes) {}
+      Duration requestReadTimeout, int maxBodyBytes, Duration stopGrace) {}
 
   private final Server server;
   private final ServerConnector connector;
@@ -59,6 +60,8 @@ public final class JettyFront implements AutoCloseable {
   private final Function<Incoming, Answer> router;
   /** Per open connection: answers completed, or -1 while a request is being handled. */
   private final Map<Connection, Long> awaitingHead = new ConcurrentHashMap<>();
+  /** Connections with a request read or being answered: {@link #close()} leaves them open. */
+  private final java.util.Set<Connection> answering = ConcurrentHashMap.newKeySet();
 
   /**
    * Binds 127.0.0.1:{@code port} and starts serving.
@@ -110,7 +113,7 @@ public final class JettyFront implements AutoCloseable {
         return true;
       }
     });
-    server.setStopTimeout(1_000);
+    server.setStopTimeout(limits.stopGrace().toMillis());
     try {
       server.start();
     } catch (Exception e) {
@@ -143,17 +146,18 @@ public final class JettyFront implements AutoCloseable {
   private void receive(Request request, Response response, Callback received) {
     Connection connection = request.getConnectionMetaData().getConnection();
     Long answered = awaitingHead.replace(connection, -1L);
-    Callback callback = answered == null || answered < 0 ? received : new Callback() {
+    answering.add(connection);
+    Callback callback = new Callback() {
       // the next head's deadline is armed before Jetty may read the next request
       @Override
       public void succeeded() {
-        rearm();
+        answered();
         received.succeeded();
       }
 
       @Override
       public void failed(Throwable failure) {
-        rearm();
+        answered();
         received.failed(failure);
       }
 
@@ -162,8 +166,9 @@ public final class JettyFront implements AutoCloseable {
         return received.getInvocationType();
       }
 
-      private void rearm() {
-        if (awaitingHead.containsKey(connection)) {
+      private void answered() {
+        answering.remove(connection);
+        if (answered != null && answered >= 0 && awaitingHead.containsKey(connection)) {
           awaitHead(connection, answered + 1);
         }
       }
@@ -283,16 +288,24 @@ public final class JettyFront implements AutoCloseable {
   }
 
   /**
-   * Stops accepting, gives requests in flight up to a second, then lets the workers finish what
+   * Closes connections that wait for a request (clients' idle keep-alive connections), stops
+   * accepting, gives requests in flight up to the stop grace, then lets the workers finish what
    * they run (never interrupting a thread that may be writing the database), up to 5 s.
    */
   @Override
   public void close() {
+    // Jetty's graceful stop waits out its whole grace for a keep-alive connection the client has
+    // not closed (it only shuts its output), as if a request were in flight
+    for (EndPoint endPoint : connector.getConnectedEndPoints()) {
+      if (!answering.contains(endPoint.getConnection())) {
+        endPoint.close();
+      }
+    }
     try {
       server.stop();
     } catch (java.util.concurrent.TimeoutException e) {
-      // clients' idle keep-alive connections outlived the second; Jetty closed them anyway
-      LOG.debug("connections still open a second into the stop were closed");
+      // requests still in flight at the end of the grace; Jetty closed their connections
+      LOG.debug("connections still open at the end of the stop grace were closed");
     } catch (Exception e) {
       LOG.warn("stopping the HTTP server failed: {}", e.toString());
     }
