@@ -27,14 +27,14 @@ public final class Benchmarks {
     List<Figure> figures = new ArrayList<>();
     switch (which) {
       case "all" -> {
-        // each benchmark at its default size, fewer rounds: about 10 minutes on 2 cores
+        // each benchmark at its default size, fewer rounds: about 17 minutes on 2 cores
         figures.addAll(new AcceptBenchmark(20_000, 8, 3, Durability.PROCESS_CRASH_SAFE).run());
         figures.addAll(new InboxBenchmark(5_000, 3).run());
         figures.addAll(new ServerBenchmark(5_000, 8, 3).run());
         figures.addAll(new ReplayBenchmark(10_000, 8, 3, 100).run());
         figures.addAll(new ReplayBenchmark(4_000, 1, 3, 1).run());
         figures.addAll(new HistoryProbe(1_000_000, 10_000, 5).run());
-        figures.addAll(new FileSizeProbe(120, 5, 60, true).run());
+        figures.addAll(new FileSizeProbe(60, 5, 60, true).run());
         figures.addAll(new StalledClientsProbe(new int[] {16, 128, 255}, 20).run());
       }
       case "accept" -> figures.addAll(new AcceptBenchmark(

@@ -30,12 +30,19 @@ import java.util.Map;
  * <p>Real time matters: H2 reuses the space of a dead chunk only after its retention time
  * ({@code RETENTION_TIME}, 45 s by default) of real time. {@code -Dfilesize.retentionTime=MS}
  * sets another value for the run, to measure the trade-off; the library does not change it.
+ *
+ * <p>It runs twice in one command: first with the library's compaction of the open file off (the
+ * baseline), then on ({@code -Dfilesize.compactionInterval=MS} sets its interval, default 30 s).
+ * Besides the file size it times every accept: the p99 and the longest with compaction on,
+ * against the same run's figures with it off.
  */
 final class FileSizeProbe {
   private final int seconds;
   private final int pauseMillis;
   private final int secondsPerCommand;
   private final boolean retention;
+  /** Seconds the database stays open and idle after the load. */
+  private final int idleSeconds = Integer.getInteger("filesize.idleSeconds", 150);
 
   FileSizeProbe(int seconds, int pauseMillis, int secondsPerCommand, boolean retention) {
     this.seconds = seconds;
@@ -44,7 +51,46 @@ final class FileSizeProbe {
     this.retention = retention;
   }
 
+  /** What one run measured. */
+  private record Result(double fileToLive, long fileBytes, double idleFileToLive, long idleBytes,
+      long[] acceptNanos, int cycles) {
+    double percentileMillis(double p) {
+      long[] sorted = acceptNanos.clone();
+      java.util.Arrays.sort(sorted);
+      return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)] / 1e6;
+    }
+  }
+
   List<Figure> run() throws Exception {
+    Duration interval = Duration.ofMillis(Long.getLong("filesize.compactionInterval",
+        H2Database.DEFAULT_COMPACTION_INTERVAL.toMillis()));
+    Result off = runOnce(false, interval);
+    Result on = runOnce(true, interval);
+    System.out.printf("accept: p50 %.2f / %.2f ms, p99 %.2f / %.2f ms, longest %.2f / %.2f ms "
+        + "(compaction off / on)%n", off.percentileMillis(0.5), on.percentileMillis(0.5),
+        off.percentileMillis(0.99), on.percentileMillis(0.99), off.percentileMillis(1.0),
+        on.percentileMillis(1.0));
+    return List.of(
+        Figure.reported(String.format("file size / live data after %d s of load, compaction "
+            + "off (%,d cycles)", seconds, off.cycles()), "live data (rows kept, estimated)",
+            new double[] {off.fileToLive()}),
+        Figure.reported(String.format("file size / live data after %d s of load, compaction "
+            + "every %d s (%,d cycles)", seconds, interval.toSeconds(), on.cycles()),
+            "live data (rows kept, estimated)", new double[] {on.fileToLive()}),
+        Figure.reported(String.format("file size / live data after %d s more idle, compaction "
+            + "off", idleSeconds), "live data (rows kept, estimated)",
+            new double[] {off.idleFileToLive()}),
+        Figure.atMost(String.format("file size / live data after %d s more idle, compaction "
+            + "every %d s", idleSeconds, interval.toSeconds()), "live data (rows kept, "
+            + "estimated)", new double[] {on.idleFileToLive()}, 2),
+        Figure.atMost("file size after the idle time, compaction on / off", "file size with "
+            + "compaction off, same run", new double[] {on.idleBytes() / (double) off.idleBytes()},
+            0.1),
+        Figure.atMost("accept p99 with compaction on / off", "accept p99, compaction off, same "
+            + "run", new double[] {on.percentileMillis(0.99) / off.percentileMillis(0.99)}, 3));
+  }
+
+  private Result runOnce(boolean compaction, Duration interval) throws Exception {
     Path dir = Files.createTempDirectory("outbox-filesize");
     Path file = dir.resolve("outbox");
     Instant[] now = {Instant.parse("2026-01-01T00:00:00Z")};
@@ -67,13 +113,19 @@ final class FileSizeProbe {
     byte[] response = "{\"applied\":true,\"version\":17}".getBytes(StandardCharsets.UTF_8);
     String retentionTime = System.getProperty("filesize.retentionTime");
     System.out.printf("file-size probe: %d s of real time, %d ms between accept-ack cycles, "
-        + "%d simulated s per command, history retention %s, H2 RETENTION_TIME %s%n", seconds,
-        pauseMillis, secondsPerCommand,
+        + "%d simulated s per command, history retention %s, H2 RETENTION_TIME %s, "
+        + "compaction %s%n", seconds, pauseMillis, secondsPerCommand,
         retention ? "on (tombstone after 1 day, delete after 8 days)" : "off",
-        retentionTime == null ? "default (45 s)" : retentionTime + " ms");
+        retentionTime == null ? "default (45 s)" : retentionTime + " ms",
+        compaction ? "every " + interval.toMillis() + " ms" : "off");
     double ratio = Double.NaN;
     int cycles = 0;
-    try (H2Database db = H2Database.open(file)) {
+    long fileBytes;
+    double idleRatio = Double.NaN;
+    long idleBytes;
+    long[] acceptNanos = new long[1 << 16];
+    try (H2Database db = H2Database.builder().file(file).compaction(compaction)
+        .compactionInterval(interval).build()) {
       H2OutboxStore store = H2OutboxStore.create(db);
       if (retentionTime != null) {
         try (Connection c = db.dataSource().getConnection()) {
@@ -87,9 +139,14 @@ final class FileSizeProbe {
       long nextReport = started + 10_000_000_000L;
       for (int i = 1; System.nanoTime() < end; i++) {
         cycles = i;
+        long acceptStarted = System.nanoTime();
         outbox.accept(OutboxCommand.of("note.put", "note-" + (i % 500), Map.of("id",
             "note-" + (i % 500), "body", "a note of about a hundred bytes, edited offline, "
                 + "version " + i)));
+        if (i > acceptNanos.length) {
+          acceptNanos = java.util.Arrays.copyOf(acceptNanos, acceptNanos.length * 2);
+        }
+        acceptNanos[i - 1] = System.nanoTime() - acceptStarted;
         List<OutboxRecord> held = store.claim("probe", Duration.ofMinutes(1), 8, now[0]);
         for (OutboxRecord r : held) {
           OutboxRecord sending = store.markSending(r.commandId(), r.fencingToken(),
@@ -112,11 +169,21 @@ final class FileSizeProbe {
           Thread.sleep(pauseMillis);
         }
       }
+      fileBytes = Files.size(Path.of(file + ".mv.db"));
+      // then idle, as an app between bursts: space freed longer than H2's retention time ago
+      // can be given back only now
+      long idleEnd = System.nanoTime() + idleSeconds * 1_000_000_000L;
+      System.out.printf("idle for %d s, the database open%n", idleSeconds);
+      while (System.nanoTime() < idleEnd) {
+        Thread.sleep(Math.min(15_000, Math.max(1, (idleEnd - System.nanoTime()) / 1_000_000)));
+        idleRatio = report(db, file, cycles, started);
+      }
+      idleBytes = Files.size(Path.of(file + ".mv.db"));
     }
     System.out.printf("closed: file %,d bytes%n", Files.size(Path.of(file + ".mv.db")));
     BenchSupport.deleteTree(dir);
-    return List.of(Figure.below(String.format("file size / live data after %d s (%,d cycles)",
-        seconds, cycles), "live data (rows kept, estimated)", new double[] {ratio}, 2));
+    return new Result(ratio, fileBytes, idleRatio, idleBytes,
+        java.util.Arrays.copyOf(acceptNanos, cycles), cycles);
   }
 
   private static double report(H2Database db, Path file, int done, long started)

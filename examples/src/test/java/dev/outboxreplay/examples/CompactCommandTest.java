@@ -46,6 +46,9 @@ class CompactCommandTest {
     JsonNode counts = JSON.readTree(result.out());
     assertThat(counts.get("tombstoned").asInt()).isEqualTo(1);
     assertThat(counts.get("deleted").asInt()).isZero();
+    assertThat(counts.get("fileBytesBefore").asLong()).isPositive();
+    assertThat(counts.get("fileBytesAfter").asLong()).isPositive()
+        .isEqualTo(java.nio.file.Files.size(dir.resolve("outbox.mv.db")));
 
     ToolRun table = ToolRun.of("list", "--db", file.toString(), "--status", "acked");
     assertThat(table.exit()).as(table.err()).isZero();

@@ -3,6 +3,7 @@ package dev.outboxreplay.h2;
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxreplay.OutboxStorageException;
+import dev.outboxreplay.h2.internal.CompactionSchedule;
 import dev.outboxreplay.h2.internal.EvictBrokenConnections;
 import dev.outboxreplay.h2.internal.FileCheck;
 import dev.outboxreplay.h2.internal.H2Errors;
@@ -56,6 +57,10 @@ public final class H2Database implements AutoCloseable {
   public static final Duration OPEN_RACE_RETRY = Handover.RETRY_FOR;
   /** Default time a statement waits for a row lock held by another transaction. */
   public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(10);
+  /** Default time between two compactions of the file while it is open. */
+  public static final Duration DEFAULT_COMPACTION_INTERVAL = Duration.ofSeconds(10);
+  /** Longest one compaction runs before it leaves the rest to the next. */
+  public static final Duration COMPACTION_BUDGET = Duration.ofMillis(200);
 
   private final Path file;
   private final java.util.concurrent.atomic.AtomicBoolean closed =
@@ -68,6 +73,8 @@ public final class H2Database implements AutoCloseable {
   private final DataSource connections;
   private final List<Runnable> beforeClose = new CopyOnWriteArrayList<>();
   private final AtomicLong diskSyncs = new AtomicLong();
+  /** Compacts the file while it is open; null when read-only, off, or not this class's pool. */
+  private final CompactionSchedule compaction;
 
   static {
     LocalOnly.requestLoopback(); // before any H2 class loads: it reads the address once
@@ -80,6 +87,7 @@ public final class H2Database implements AutoCloseable {
       this.pool = null;
       this.connections = builder.applicationDataSource;
       this.file = checkApplicationDataSource(connections, builder.allowWriteDelay);
+      this.compaction = null;
       return;
     }
     this.file = builder.file;
@@ -117,6 +125,7 @@ public final class H2Database implements AutoCloseable {
     }
     this.connections = pool;
     if (readOnly) {
+      this.compaction = null;
       return; // nothing to set: nothing is written
     }
     // The lock file is new on every open and holds the server's access key.
@@ -132,6 +141,9 @@ public final class H2Database implements AutoCloseable {
       FileCheck.closedHere(dataFile(file));
       throw H2Errors.onOpen(dataFile(file), e);
     }
+    this.compaction = !builder.compaction ? null
+        : new CompactionSchedule(pool, dataFile(file), builder.compactionInterval,
+            COMPACTION_BUDGET);
   }
 
   /**
@@ -287,6 +299,29 @@ public final class H2Database implements AutoCloseable {
   }
 
   /**
+   * Compacts the file now, on the calling thread, for up to {@link #COMPACTION_BUDGET}: rewrites
+   * the live pages of sparse chunks and moves chunks toward the start of the file, then truncates
+   * it. Space freed less than H2's retention time ago (45 s) is not reused yet. Commits of other
+   * threads go on between the bounded steps. The schedule ({@link Builder#compaction}) does the
+   * same every {@linkplain Builder#compactionInterval interval}; this works with it off too.
+   *
+   * @return bytes the file shrank by; 0 also when this process reaches the file through another
+   *     process's server (that process compacts it), or when the database is read-only or the
+   *     application's
+   * @throws OutboxStorageException when compacting failed
+   */
+  public long compactFile() {
+    if (pool == null || readOnly) {
+      return 0;
+    }
+    try {
+      return CompactionSchedule.runNow(pool, COMPACTION_BUDGET).shrunkBy();
+    } catch (SQLException | RuntimeException e) {
+      throw new OutboxStorageException("compacting " + file() + " failed: " + e, e);
+    }
+  }
+
+  /**
    * Registers an action run by {@link #close()} before the pool closes; stores use it to give back
    * connections they hold.
    */
@@ -305,6 +340,9 @@ public final class H2Database implements AutoCloseable {
     }
     for (Runnable action : beforeClose) {
       action.run();
+    }
+    if (compaction != null) {
+      compaction.close(COMPACTION_BUDGET.plusSeconds(5));
     }
     if (pool != null) {
       pool.close(); // an application's own data source stays open: it is the application's
@@ -368,6 +406,8 @@ public final class H2Database implements AutoCloseable {
     private int maxPoolSize = DEFAULT_MAX_POOL_SIZE;
     private Duration lockTimeout = DEFAULT_LOCK_TIMEOUT;
     private Duration openWait = OPEN_RACE_RETRY;
+    private Duration compactionInterval = DEFAULT_COMPACTION_INTERVAL;
+    private boolean compaction = true;
 
     private Builder() {}
 
@@ -496,6 +536,27 @@ public final class H2Database implements AutoCloseable {
      */
     public Builder openWait(Duration openWait) {
       this.openWait = Arguments.notNegative("openWait", openWait);
+      return this;
+    }
+
+    /**
+     * How often the file is compacted while it is open, in the process that has it open itself
+     * (in multi-process mode, the one serving it), each time for up to {@link
+     * #COMPACTION_BUDGET} in steps that hold H2's store lock briefly. Default {@link
+     * #DEFAULT_COMPACTION_INTERVAL}.
+     */
+    public Builder compactionInterval(Duration interval) {
+      this.compactionInterval = Arguments.positive("compactionInterval", interval);
+      return this;
+    }
+
+    /**
+     * Whether the file is compacted on a schedule while it is open (default true). Off, the file
+     * only grows while it is open (H2 reuses freed space but never gives it back), and H2
+     * compacts it for at most 200 ms when the last connection closes.
+     */
+    public Builder compaction(boolean enabled) {
+      this.compaction = enabled;
       return this;
     }
 

@@ -36,19 +36,54 @@ class AcceptCrashTest {
 
   @Test
   void everyAcceptThatReturnedSurvivesSigkillWithIdenticalPayload() throws Exception {
+    Stats stats = killRounds("plain");
+    System.out.println("AcceptCrashTest: " + ROUNDS + " kills (" + stats.killedWhileOpening
+        + " while opening), " + stats.acked + " acknowledged accepts, all present, in accept "
+        + "order; " + stats.tokens + " fencing tokens, increasing");
+  }
+
+  /**
+   * The same kills while another thread compacts the file without pause (H2's retention time 0,
+   * so chunks freed by the filler rows the child writes and deletes are moved and the file
+   * truncated all the time): every accept that returned is still there, and the file opens
+   * after every kill.
+   */
+  @Test
+  void everyAcceptThatReturnedSurvivesSigkillDuringFileCompaction() throws Exception {
+    Stats stats = killRounds("compact");
+    System.out.println("AcceptCrashTest (compacting): " + ROUNDS + " kills, "
+        + stats.roundsCompacted + " of them in rounds whose file had shrunk before the kill ("
+        + stats.compactions + " compactions that shrank it, " + stats.bytesShrunk
+        + " bytes); " + stats.acked + " acknowledged accepts, all present");
+    assertThat(stats.roundsCompacted).as("rounds in which compaction shrank the file before "
+        + "the kill (else the kills did not test it)").isGreaterThanOrEqualTo(ROUNDS / 2);
+  }
+
+  /** What a series of kill rounds saw. */
+  private static final class Stats {
+    int killedWhileOpening;
+    int acked;
+    int tokens;
+    int roundsCompacted;
+    int compactions;
+    long bytesShrunk;
+  }
+
+  private Stats killRounds(String mode) throws Exception {
     long seed = Seeds.seed("crash.seed", "AcceptCrashTest");
     SplittableRandom random = new SplittableRandom(seed);
-    Path base = dir.resolve("crash");
+    Path base = dir.resolve("crash-" + mode);
     Map<CommandId, Acked> acked = new LinkedHashMap<>();
     List<Long> tokens = new ArrayList<>();
-    int killedWhileOpening = 0;
+    Stats stats = new Stats();
 
     for (int round = 0; round < ROUNDS; round++) {
       // 0 kills right after the child starts opening (possibly mid-migration).
       int killAfter = random.nextInt(8) == 0 ? 0 : random.nextInt(1, 400);
       List<String> lines = new ArrayList<>();
       try (ChildJvm child = ChildJvm.start(AcceptLoopChild.class,
-          dir.resolve("child-" + round + ".err"), base.toString(), Integer.toString(round))) {
+          dir.resolve("child-" + mode + "-" + round + ".err"), base.toString(),
+          Integer.toString(round), mode)) {
         lines.add(child.nextLine(Duration.ofSeconds(60)));
         for (int i = 0; i < killAfter; i++) {
           lines.add(child.nextLine(Duration.ofSeconds(60)));
@@ -57,8 +92,9 @@ class AcceptCrashTest {
         lines.addAll(child.remainingLines(Duration.ofSeconds(30)));
       }
       if (killAfter == 0) {
-        killedWhileOpening++;
+        stats.killedWhileOpening++;
       }
+      boolean compactedThisRound = false;
       for (String line : lines) {
         String[] f = line.split(" ");
         if (f.length == 6 && f[0].equals("ACK") && f[5].equals("END")) {
@@ -67,16 +103,23 @@ class AcceptCrashTest {
           acked.put(a.id(), a);
         } else if (f.length == 3 && f[0].equals("TOKEN") && f[2].equals("END")) {
           tokens.add(Long.parseLong(f[1]));
+        } else if (f.length == 3 && f[0].equals("COMPACTED") && f[2].equals("END")) {
+          compactedThisRound = true;
+          stats.compactions++;
+          stats.bytesShrunk += Long.parseLong(f[1]);
         }
+      }
+      if (compactedThisRound) {
+        stats.roundsCompacted++;
       }
       verify(base, acked, seed, round);
     }
     assertThat(tokens).as("seed %d: fencing tokens in the order they were handed out", seed)
         .hasSizeGreaterThan(ROUNDS).isSorted().doesNotHaveDuplicates();
-    System.out.println("AcceptCrashTest: " + ROUNDS + " kills (" + killedWhileOpening
-        + " while opening), " + acked.size() + " acknowledged accepts, all present, in accept "
-        + "order; " + tokens.size() + " fencing tokens, increasing");
     assertThat(acked).isNotEmpty();
+    stats.acked = acked.size();
+    stats.tokens = tokens.size();
+    return stats;
   }
 
   private static void verify(Path base, Map<CommandId, Acked> acked, long seed, int round) {

@@ -14,7 +14,9 @@ import picocli.CommandLine.Option;
 /**
  * {@code outbox compact}: applies the history retention now, as a replayer does once an hour:
  * ended commands older than {@code --tombstone-after} become tombstones, tombstones older than
- * {@code --delete-after} are deleted with their audit entries. Prints one JSON line of counts.
+ * {@code --delete-after} are deleted with their audit entries; then the file is compacted (up
+ * to {@code H2Database.COMPACTION_BUDGET}, and again by H2 as it closes). Prints one JSON line:
+ * the counts and the file's size before and after.
  */
 @Command(name = "compact", mixinStandardHelpOptions = true,
     description = "Apply the history retention now: tombstone ended commands, delete old "
@@ -52,16 +54,21 @@ final class CompactCommand implements Callable<Integer> {
         throw new Cli.Failure(Cli.BAD_INPUT, "--delete-after, --key-retention, "
             + "--tombstone-after: " + e.getMessage());
       }
+      ObjectNode result = Cli.JSON.createObjectNode();
+      java.nio.file.Path file;
       try (ExistingOutboxFile.Opened opened = outboxFile.openForWriting()) {
         H2OutboxStore store = opened.store();
+        file = opened.database().file();
+        result.put("fileBytesBefore", java.nio.file.Files.size(file));
         Instant now = Instant.now();
-        ObjectNode result = Cli.JSON.createObjectNode()
-            .put("tombstoned", store.tombstoneEnded(now.minus(tombstone), now))
+        result.put("tombstoned", store.tombstoneEnded(now.minus(tombstone), now))
             .put("deleted", store.deleteTombstones(now.minus(delete)));
-        spec.commandLine().getOut().println(result);
-        spec.commandLine().getOut().flush();
-        return Cli.OK;
+        opened.database().compactFile();
       }
+      result.put("fileBytesAfter", java.nio.file.Files.size(file));
+      spec.commandLine().getOut().println(result);
+      spec.commandLine().getOut().flush();
+      return Cli.OK;
     });
   }
 }
