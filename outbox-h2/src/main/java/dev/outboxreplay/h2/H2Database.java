@@ -1,16 +1,14 @@
 package dev.outboxreplay.h2;
 
-import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.internal.CompactionSchedule;
-import dev.outboxreplay.h2.internal.EvictBrokenConnections;
 import dev.outboxreplay.h2.internal.FileCheck;
 import dev.outboxreplay.h2.internal.H2Errors;
 import dev.outboxreplay.h2.internal.Handover;
 import dev.outboxreplay.h2.internal.LocalOnly;
+import dev.outboxreplay.h2.internal.PoolOpener;
 import dev.outboxreplay.h2.internal.PrivateFiles;
-import dev.outboxreplay.h2.internal.RetryingOpenDataSource;
 import dev.outboxreplay.h2.internal.SchemaMigrator;
 import dev.outboxreplay.internal.Arguments;
 import java.io.IOException;
@@ -86,7 +84,7 @@ public final class H2Database implements AutoCloseable {
     if (builder.applicationDataSource != null) {
       this.pool = null;
       this.connections = builder.applicationDataSource;
-      this.file = checkApplicationDataSource(connections, builder.allowWriteDelay);
+      this.file = PoolOpener.checkApplicationDataSource(connections, builder.allowWriteDelay);
       this.compaction = null;
       return;
     }
@@ -118,7 +116,9 @@ public final class H2Database implements AutoCloseable {
     // unlocks) a channel of its own on the file
     FileCheck.openedHere(dataFile(file));
     try {
-      this.pool = openPool(builder, readOnlyFile);
+      this.pool = new PoolOpener(file, builder.multiProcess, builder.createIfMissing, readOnly,
+          builder.encryptionKey, builder.maxPoolSize, builder.lockTimeout, builder.openWait)
+          .open(readOnlyFile);
     } catch (RuntimeException e) {
       FileCheck.closedHere(dataFile(file));
       throw e;
@@ -144,66 +144,6 @@ public final class H2Database implements AutoCloseable {
     this.compaction = !builder.compaction ? null
         : new CompactionSchedule(pool, dataFile(file), builder.compactionInterval,
             COMPACTION_BUDGET);
-  }
-
-  /**
-   * Checks that an application's data source reaches an H2 file database whose commits are durable
-   * on return ({@code WRITE_DELAY} 0), and returns the file's base path.
-   */
-  private static Path checkApplicationDataSource(DataSource dataSource, boolean allowWriteDelay) {
-    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
-        java.sql.ResultSet rs = s.executeQuery("SELECT DATABASE_PATH(), (SELECT "
-            + "MAX(CAST(SETTING_VALUE AS INT)) FROM INFORMATION_SCHEMA.SETTINGS "
-            + "WHERE SETTING_NAME = 'WRITE_DELAY')")) {
-      rs.next();
-      String path = rs.getString(1);
-      int writeDelay = rs.getInt(2);
-      if (path == null) {
-        throw new OutboxStorageException("the application's data source reaches an in-memory H2 "
-            + "database: the outbox needs a file database (jdbc:h2:file:...)");
-      }
-      if (writeDelay != 0 && !allowWriteDelay) {
-        throw new OutboxStorageException("the application's data source for " + path
-            + ".mv.db has WRITE_DELAY " + writeDelay + " ms: a command accepted in the last "
-            + writeDelay + " ms would be lost when the process is killed; add ;WRITE_DELAY=0 to "
-            + "its JDBC URL, or call allowWriteDelay(true) to accept that");
-      }
-      return Path.of(path).toAbsolutePath().normalize();
-    } catch (SQLException e) {
-      throw new OutboxStorageException("the application's data source is not a usable H2 "
-          + "database: " + e.getMessage(), e);
-    }
-  }
-
-  /**
-   * Opens the pool. Its data source ({@link RetryingOpenDataSource}) already opens again for up
-   * to {@link #OPEN_RACE_RETRY} while other processes open or take over the same file.
-   */
-  private static HikariDataSource openPool(Builder b, boolean readOnlyFile) {
-    try {
-      return new HikariDataSource(poolConfig(b, readOnlyFile));
-    } catch (RuntimeException e) {
-      throw H2Errors.onOpen(dataFile(b.file), e);
-    }
-  }
-
-  private static HikariConfig poolConfig(Builder b, boolean readOnlyFile) {
-    HikariConfig config = new HikariConfig();
-    config.setPoolName("outbox-h2:" + b.file.getFileName());
-    // opening retries H2's lock-file races at a short pace, not at the pool's growing back-off
-    boolean multiProcess = b.multiProcess && !readOnlyFile;
-    config.setDataSource(new RetryingOpenDataSource(
-        readOnlyFile ? readOnlyUrl(b) : jdbcUrl(b), b.encryptionKey, multiProcess,
-        multiProcess && !b.readOnly && b.encryptionKey == null ? dataFile(b.file) : null,
-        b.openWait));
-    config.setReadOnly(b.readOnly);
-    config.setMinimumIdle(1);
-    config.setMaximumPoolSize(b.maxPoolSize);
-    config.setInitializationFailTimeout(1);
-    config.setConnectionTimeout(Math.max(250, b.lockTimeout.toMillis() * 2));
-    // a connection to a database that went away (handover) is dropped, never handed out again
-    config.setExceptionOverride(new EvictBrokenConnections());  // an instance: no reflection
-    return config;
   }
 
   /** A builder; {@link Builder#file(Path)} is required. */
@@ -361,36 +301,6 @@ public final class H2Database implements AutoCloseable {
 
   static Path lockFile(Path base) {
     return base.resolveSibling(base.getFileName() + ".lock.db");
-  }
-
-  /**
-   * A file no other process has open, opened for reading only: H2 writes nothing to it and creates
-   * no lock file (and so serves it to no one: other processes cannot open it meanwhile).
-   */
-  private static String readOnlyUrl(Builder b) {
-    return "jdbc:h2:file:" + b.file + ";ACCESS_MODE_DATA=r;TRACE_LEVEL_FILE=0;IFEXISTS=TRUE"
-        + (b.encryptionKey != null ? ";CIPHER=AES" : "");
-  }
-
-  private static String jdbcUrl(Builder b) {
-    StringBuilder url = new StringBuilder("jdbc:h2:file:").append(b.file)
-        .append(";WRITE_DELAY=0")
-        // no .trace.db: it is created with the umask and may quote statements and values
-        .append(";TRACE_LEVEL_FILE=0")
-        .append(";LOCK_TIMEOUT=").append(b.lockTimeout.toMillis());
-    if (b.multiProcess) {
-      // SOCKET: after the owner is killed, the next opener sees the lock as stale as soon as the
-      // owner's lock socket refuses it (about 1.5 s here), instead of waiting out the lock
-      // file's heartbeat (about 3.6 s).
-      url.append(";AUTO_SERVER=TRUE;FILE_LOCK=SOCKET");
-    }
-    if (!b.createIfMissing) {
-      url.append(";IFEXISTS=TRUE");
-    }
-    if (b.encryptionKey != null) {
-      url.append(";CIPHER=AES");
-    }
-    return url.toString();
   }
 
   /** Configures an {@link H2Database}; each setter validates and names its argument. */

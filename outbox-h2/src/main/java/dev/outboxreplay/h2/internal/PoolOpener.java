@@ -1,0 +1,118 @@
+package dev.outboxreplay.h2.internal;
+
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
+import dev.outboxreplay.OutboxStorageException;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import javax.sql.DataSource;
+
+/**
+ * How {@code H2Database} opens its pool: the JDBC URL with the settings the outbox relies on, and
+ * the HikariCP configuration around a {@link RetryingOpenDataSource}; and the check of an
+ * application's own data source.
+ *
+ * @param file the base path of the database file (without {@code .mv.db})
+ * @param encryptionKey the file encryption password, or null; not copied
+ */
+public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissing,
+    boolean readOnly, char[] encryptionKey, int maxPoolSize, Duration lockTimeout,
+    Duration openWait) {
+
+  private Path dataFile() {
+    return file.resolveSibling(file.getFileName() + ".mv.db");
+  }
+
+  /**
+   * Checks that an application's data source reaches an H2 file database whose commits are durable
+   * on return ({@code WRITE_DELAY} 0), and returns the file's base path.
+   */
+  public static Path checkApplicationDataSource(DataSource dataSource, boolean allowWriteDelay) {
+    try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
+        java.sql.ResultSet rs = s.executeQuery("SELECT DATABASE_PATH(), (SELECT "
+            + "MAX(CAST(SETTING_VALUE AS INT)) FROM INFORMATION_SCHEMA.SETTINGS "
+            + "WHERE SETTING_NAME = 'WRITE_DELAY')")) {
+      rs.next();
+      String path = rs.getString(1);
+      int writeDelay = rs.getInt(2);
+      if (path == null) {
+        throw new OutboxStorageException("the application's data source reaches an in-memory H2 "
+            + "database: the outbox needs a file database (jdbc:h2:file:...)");
+      }
+      if (writeDelay != 0 && !allowWriteDelay) {
+        throw new OutboxStorageException("the application's data source for " + path
+            + ".mv.db has WRITE_DELAY " + writeDelay + " ms: a command accepted in the last "
+            + writeDelay + " ms would be lost when the process is killed; add ;WRITE_DELAY=0 to "
+            + "its JDBC URL, or call allowWriteDelay(true) to accept that");
+      }
+      return Path.of(path).toAbsolutePath().normalize();
+    } catch (SQLException e) {
+      throw new OutboxStorageException("the application's data source is not a usable H2 "
+          + "database: " + e.getMessage(), e);
+    }
+  }
+
+  /**
+   * Opens the pool. Its data source ({@link RetryingOpenDataSource}) already opens again for up
+   * to the open wait while other processes open or take over the same file.
+   */
+  public HikariDataSource open(boolean readOnlyFile) {
+    try {
+      return new HikariDataSource(poolConfig(readOnlyFile));
+    } catch (RuntimeException e) {
+      throw H2Errors.onOpen(dataFile(), e);
+    }
+  }
+
+  private HikariConfig poolConfig(boolean readOnlyFile) {
+    HikariConfig config = new HikariConfig();
+    config.setPoolName("outbox-h2:" + file.getFileName());
+    // opening retries H2's lock-file races at a short pace, not at the pool's growing back-off
+    boolean shared = multiProcess && !readOnlyFile;
+    config.setDataSource(new RetryingOpenDataSource(
+        readOnlyFile ? readOnlyUrl() : jdbcUrl(), encryptionKey, shared,
+        shared && !readOnly && encryptionKey == null ? dataFile() : null,
+        openWait));
+    config.setReadOnly(readOnly);
+    config.setMinimumIdle(1);
+    config.setMaximumPoolSize(maxPoolSize);
+    config.setInitializationFailTimeout(1);
+    config.setConnectionTimeout(Math.max(250, lockTimeout.toMillis() * 2));
+    // a connection to a database that went away (handover) is dropped, never handed out again
+    config.setExceptionOverride(new EvictBrokenConnections());  // an instance: no reflection
+    return config;
+  }
+
+  /**
+   * A file no other process has open, opened for reading only: H2 writes nothing to it and creates
+   * no lock file (and so serves it to no one: other processes cannot open it meanwhile).
+   */
+  private String readOnlyUrl() {
+    return "jdbc:h2:file:" + file + ";ACCESS_MODE_DATA=r;TRACE_LEVEL_FILE=0;IFEXISTS=TRUE"
+        + (encryptionKey != null ? ";CIPHER=AES" : "");
+  }
+
+  private String jdbcUrl() {
+    StringBuilder url = new StringBuilder("jdbc:h2:file:").append(file)
+        .append(";WRITE_DELAY=0")
+        // no .trace.db: it is created with the umask and may quote statements and values
+        .append(";TRACE_LEVEL_FILE=0")
+        .append(";LOCK_TIMEOUT=").append(lockTimeout.toMillis());
+    if (multiProcess) {
+      // SOCKET: after the owner is killed, the next opener sees the lock as stale as soon as the
+      // owner's lock socket refuses it (about 1.5 s here), instead of waiting out the lock
+      // file's heartbeat (about 3.6 s).
+      url.append(";AUTO_SERVER=TRUE;FILE_LOCK=SOCKET");
+    }
+    if (!createIfMissing) {
+      url.append(";IFEXISTS=TRUE");
+    }
+    if (encryptionKey != null) {
+      url.append(";CIPHER=AES");
+    }
+    return url.toString();
+  }
+}
