@@ -15,6 +15,7 @@ import java.util.List;
  * java -jar benchmarks/target/benchmarks.jar replay [commands] [concurrency] [rounds] [entities]
  * java -jar benchmarks/target/benchmarks.jar history [rows] [open] [rounds]
  * java -jar benchmarks/target/benchmarks.jar filesize [seconds] [pauseMs] [simSecsPerCmd] [on|off]
+ * java -Xmx64m -jar benchmarks/target/benchmarks.jar drain [commands]
  * java -jar benchmarks/target/benchmarks.jar stalled [requests] [count...]
  * </pre>
  */
@@ -50,6 +51,7 @@ public final class Benchmarks {
       case "filesize" -> figures.addAll(new FileSizeProbe(intArg(args, 1, 120),
           intArg(args, 2, 5), intArg(args, 3, 60), !(args.length > 4 && args[4].equals("off")))
           .run());
+      case "drain" -> figures.addAll(new DrainProbe(intArg(args, 1, 1_000_000)).run());
       case "server" -> figures.addAll(new ServerBenchmark(intArg(args, 1, 5_000),
           intArg(args, 2, 8), intArg(args, 3, 3)).run());
       case "stalled" -> figures.addAll(new StalledClientsProbe(args.length > 2
@@ -57,7 +59,8 @@ public final class Benchmarks {
           : new int[] {16, 128, 255, 300}, intArg(args, 1, 20)).run());
       default -> {
         System.err.println("unknown benchmark '" + which
-            + "'; available: all, accept, inbox, server, replay, history, filesize, stalled");
+            + "'; available: all, accept, inbox, server, replay, history, filesize, "
+            + "drain, stalled");
         System.exit(2);
       }
     }

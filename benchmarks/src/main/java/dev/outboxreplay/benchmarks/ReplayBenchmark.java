@@ -94,10 +94,86 @@ final class ReplayBenchmark {
     System.out.printf("raw loop with short sequential keys: %6.0f commands/s; the replayer is "
         + "%.2f of it%n", k, p / k);
     System.out.println("(CPU: this process, client and reference server together)");
-    return List.of(Figure.atLeast(concurrency == 1 && entities == 1
+    List<Figure> figures = new ArrayList<>();
+    figures.add(Figure.atLeast(concurrency == 1 && entities == 1
         ? "replay, one entity, one sender" : "replay, " + concurrency + " senders",
         "raw OkHttp loop of the same requests to the reference server",
         Figure.ratios(replay, raw), concurrency == 1 && entities == 1 ? 0.6 : 0.7));
+    if (concurrency > 1) {
+      figures.add(acceptDuringDrain());
+    }
+    return figures;
+  }
+
+  /**
+   * Single accepts, 2 ms apart, while the replayer drains {@code commands} queued commands,
+   * against the same accepts on the same database just before the drain: the p99 of each, per
+   * round.
+   */
+  private Figure acceptDuringDrain() throws Exception {
+    int samples = 300;
+    double[] ratios = new double[rounds];
+    for (int round = 0; round < rounds; round++) {
+      Path dir = Files.createTempDirectory("replay-bench-accept");
+      try (H2Database serverDb = H2Database.builder().file(dir.resolve("server"))
+              .maxPoolSize(24).build();
+          H2Database clientDb = H2Database.builder().file(dir.resolve("client"))
+              .maxPoolSize(concurrency + 4).build()) {
+        IdempotentServer server = server(serverDb);
+        H2OutboxStore store = H2OutboxStore.create(clientDb);
+        Outbox<Connection> outbox = Outbox.builder(store).build();
+        List<OutboxCommand> batch = new ArrayList<>();
+        for (int n = 0; n < commands; n++) {
+          batch.add(OutboxCommand.ofJson(NotesApplication.OPERATION, entity(n), body(n)));
+          if (batch.size() == 1_000) {
+            outbox.acceptAll(batch);
+            batch.clear();
+          }
+        }
+        outbox.acceptAll(batch);
+        long[] alone = timeAccepts(outbox, samples, "alone");
+        OkHttpTransport transport = OkHttpTransport.builder(HttpUrl.get(server.baseUrl()))
+            .client(BenchSupport.client(concurrency)).build();
+        long[] draining;
+        try (Replayer<Connection> replayer = Replayer.builder(store, transport)
+            .concurrency(concurrency).batchSize(100).build()) {
+          replayer.start();
+          draining = timeAccepts(outbox, samples, "draining");
+          int left = store.countByStatus().getOrDefault(Status.QUEUED, 0L).intValue();
+          if (!replayer.awaitDrained(Duration.ofMinutes(10))) {
+            throw new IllegalStateException("replay stalled: " + store.countByStatus());
+          }
+          System.out.printf("  accept p99 alone %.2f ms, while draining %.2f ms (%,d still "
+              + "queued after the samples)%n", p99(alone) / 1e6, p99(draining) / 1e6, left);
+        } finally {
+          server.close();
+        }
+        ratios[round] = p99(draining) / (double) p99(alone);
+      } finally {
+        BenchSupport.deleteTree(dir);
+      }
+    }
+    return Figure.atMost("single accept p99 while " + commands + " commands drain",
+        "the same accepts just before the drain, same database", ratios, 3);
+  }
+
+  private long[] timeAccepts(Outbox<Connection> outbox, int samples, String tag)
+      throws InterruptedException {
+    long[] nanos = new long[samples];
+    for (int i = 0; i < samples; i++) {
+      long start = System.nanoTime();
+      outbox.accept(OutboxCommand.ofJson(NotesApplication.OPERATION, "probe-" + tag + "-" + i,
+          "{\"entity\":\"probe\",\"seq\":" + i + "}"));
+      nanos[i] = System.nanoTime() - start;
+      Thread.sleep(2);
+    }
+    return nanos;
+  }
+
+  private static long p99(long[] nanos) {
+    long[] sorted = nanos.clone();
+    java.util.Arrays.sort(sorted);
+    return sorted[(int) Math.ceil(0.99 * sorted.length) - 1];
   }
 
   /** A timed section: commands per second and this process's CPU time per command. */
