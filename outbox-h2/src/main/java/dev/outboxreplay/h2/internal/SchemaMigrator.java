@@ -28,6 +28,13 @@ public final class SchemaMigrator {
    */
   private static final java.util.Set<Integer> CONCURRENT_DDL =
       java.util.Set.of(50000, 42101, 42102, 42111, 42121, 90035);
+  /**
+   * How long a migration keeps running again through such races, from the first one. Longer than
+   * a handover's bound: one try can itself wait out a row-lock timeout (10 s by default) behind
+   * another opener's step, and with three processes opening a new file at once a migration was
+   * seen to fail after a lock timeout used up a 10 s window ({@code StorageErrorsTest}).
+   */
+  static final java.time.Duration RETRY_FOR = java.time.Duration.ofSeconds(60);
 
   private SchemaMigrator() {}
 
@@ -42,7 +49,7 @@ public final class SchemaMigrator {
       // made fail (a lock race, concurrent DDL, an H2 internal error while its server starts) is
       // run again, as a handover is.
       return Handover.retry(() -> migrateOnce(dataSource, file, component, steps, clock),
-          SchemaMigrator::isRaceWithAnotherOpener);
+          SchemaMigrator::isRaceWithAnotherOpener, RETRY_FOR);
     } catch (SQLException e) {
       throw H2Errors.onStatement(file, "schema migration of " + component, e);
     }
