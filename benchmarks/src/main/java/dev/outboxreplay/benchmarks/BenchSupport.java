@@ -37,6 +37,37 @@ final class BenchSupport {
         java.lang.management.ManagementFactory.getOperatingSystemMXBean()).getProcessCpuTime();
   }
 
+  /** The {@code p} quantile of {@code nanos} (nearest rank), in milliseconds. */
+  static double percentileMillis(long[] nanos, double p) {
+    long[] sorted = nanos.clone();
+    Arrays.sort(sorted);
+    return sorted[Math.max(0, Math.min(sorted.length - 1,
+        (int) Math.ceil(p * sorted.length) - 1))] / 1e6;
+  }
+
+  /**
+   * Accepts {@code count} commands made by {@code command}, 1,000 per {@code acceptAll} (one
+   * transaction each), as a backlog left by days offline; prints progress every 100,000 when
+   * {@code progress} is set.
+   */
+  static void acceptBacklog(dev.outboxreplay.Outbox<?> outbox, int count,
+      java.util.function.IntFunction<dev.outboxreplay.OutboxCommand> command, boolean progress) {
+    long started = System.nanoTime();
+    java.util.List<dev.outboxreplay.OutboxCommand> batch = new java.util.ArrayList<>();
+    for (int n = 0; n < count; n++) {
+      batch.add(command.apply(n));
+      if (batch.size() == 1_000) {
+        outbox.acceptAll(batch);
+        batch.clear();
+      }
+      if (progress && n % 100_000 == 99_999) {
+        System.out.printf("  accepted %,d after %.0f s%n", n + 1,
+            (System.nanoTime() - started) / 1e9);
+      }
+    }
+    outbox.acceptAll(batch);
+  }
+
   static double median(double[] values) {
     double[] sorted = values.clone();
     Arrays.sort(sorted);

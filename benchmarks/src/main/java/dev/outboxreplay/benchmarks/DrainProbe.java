@@ -17,7 +17,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 
@@ -72,20 +71,9 @@ final class DrainProbe {
         System.out.println("H2 RETENTION_TIME " + retentionTime + " ms");
       }
       Outbox<Connection> outbox = Outbox.builder(store).build();
-      List<OutboxCommand> batch = new ArrayList<>();
-      for (int n = 0; n < commands; n++) {
-        batch.add(OutboxCommand.ofJson("note.put", "note-" + (n % 5_000),
-            "{\"body\":\"a note edited offline\",\"seq\":" + n + "}"));
-        if (batch.size() == 1_000) {
-          outbox.acceptAll(batch);
-          batch.clear();
-        }
-        if (n % 100_000 == 99_999) {
-          System.out.printf("  accepted %,d after %.0f s%n", n + 1,
-              (System.nanoTime() - started) / 1e9);
-        }
-      }
-      outbox.acceptAll(batch);
+      BenchSupport.acceptBacklog(outbox, commands, n -> OutboxCommand.ofJson("note.put",
+          "note-" + (n % 5_000), "{\"body\":\"a note edited offline\",\"seq\":" + n + "}"),
+          true);
       acceptedAt = System.nanoTime();
       try (Replayer<Connection> replayer = Replayer.builder(store, instant).build()) {
         replayer.start();

@@ -55,9 +55,7 @@ final class FileSizeProbe {
   private record Result(double fileToLive, long fileBytes, double idleFileToLive, long idleBytes,
       long[] acceptNanos, int cycles) {
     double percentileMillis(double p) {
-      long[] sorted = acceptNanos.clone();
-      java.util.Arrays.sort(sorted);
-      return sorted[Math.min(sorted.length - 1, (int) Math.ceil(p * sorted.length) - 1)] / 1e6;
+      return BenchSupport.percentileMillis(acceptNanos, p);
     }
   }
 

@@ -122,15 +122,8 @@ final class ReplayBenchmark {
         IdempotentServer server = server(serverDb);
         H2OutboxStore store = H2OutboxStore.create(clientDb);
         Outbox<Connection> outbox = Outbox.builder(store).build();
-        List<OutboxCommand> batch = new ArrayList<>();
-        for (int n = 0; n < commands; n++) {
-          batch.add(OutboxCommand.ofJson(NotesApplication.OPERATION, entity(n), body(n)));
-          if (batch.size() == 1_000) {
-            outbox.acceptAll(batch);
-            batch.clear();
-          }
-        }
-        outbox.acceptAll(batch);
+        BenchSupport.acceptBacklog(outbox, commands, n -> OutboxCommand.ofJson(
+            NotesApplication.OPERATION, entity(n), body(n)), false);
         long[] alone = timeAccepts(outbox, samples, "alone");
         OkHttpTransport transport = OkHttpTransport.builder(HttpUrl.get(server.baseUrl()))
             .client(BenchSupport.client(concurrency)).build();
@@ -144,11 +137,13 @@ final class ReplayBenchmark {
             throw new IllegalStateException("replay stalled: " + store.countByStatus());
           }
           System.out.printf("  accept p99 alone %.2f ms, while draining %.2f ms (%,d still "
-              + "queued after the samples)%n", p99(alone) / 1e6, p99(draining) / 1e6, left);
+              + "queued after the samples)%n", BenchSupport.percentileMillis(alone, 0.99),
+              BenchSupport.percentileMillis(draining, 0.99), left);
         } finally {
           server.close();
         }
-        ratios[round] = p99(draining) / (double) p99(alone);
+        ratios[round] = BenchSupport.percentileMillis(draining, 0.99)
+            / BenchSupport.percentileMillis(alone, 0.99);
       } finally {
         BenchSupport.deleteTree(dir);
       }
@@ -170,11 +165,6 @@ final class ReplayBenchmark {
     return nanos;
   }
 
-  private static long p99(long[] nanos) {
-    long[] sorted = nanos.clone();
-    java.util.Arrays.sort(sorted);
-    return sorted[(int) Math.ceil(0.99 * sorted.length) - 1];
-  }
 
   /** A timed section: commands per second and this process's CPU time per command. */
   private record Measured(double perSecond, double cpuMicrosPerCommand) {}
@@ -252,16 +242,8 @@ final class ReplayBenchmark {
       IdempotentServer server = server(serverDb);
       H2OutboxStore store = H2OutboxStore.create(clientDb);
       Outbox<Connection> outbox = Outbox.builder(store).build();
-      List<OutboxCommand> batch = new ArrayList<>();
-      for (int n = 0; n < commands; n++) {
-        batch.add(OutboxCommand.ofJson(NotesApplication.OPERATION, entity(n), body(n))
-            .withCommandId(roundIds.get(n)));
-        if (batch.size() == 1_000) {
-          outbox.acceptAll(batch);
-          batch.clear();
-        }
-      }
-      outbox.acceptAll(batch);
+      BenchSupport.acceptBacklog(outbox, commands, n -> OutboxCommand.ofJson(
+          NotesApplication.OPERATION, entity(n), body(n)).withCommandId(roundIds.get(n)), false);
       for (int n : new int[] {0, commands - 1}) { // the baseline must send what the replayer sends
         String stored = store.find(roundIds.get(n)).orElseThrow().payload().json();
         if (!stored.equals(body(n))) {
