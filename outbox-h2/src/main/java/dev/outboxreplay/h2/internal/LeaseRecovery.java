@@ -34,11 +34,11 @@ public final class LeaseRecovery {
       + "last_error_code = 'lease_expired_while_sending', "
       + "last_error_message = 'the sender stopped before recording an outcome; "
       + "the request may have reached the server', last_error_at = ?, updated_at = ? "
-      + "WHERE lease_expires_at <= ? AND " + OutboxSql.FENCE;
+      + "WHERE lease_expires_at <= ? AND " + OutboxSql.FENCE + ")";
   private static final String RECOVER_CLAIMED = "SELECT " + OutboxSchema.COLUMNS
       + " FROM FINAL TABLE (UPDATE outbox_command SET status = claimed_from, "
       + "next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
-      + "updated_at = ? WHERE lease_expires_at <= ? AND " + OutboxSql.FENCE;
+      + "updated_at = ? WHERE lease_expires_at <= ? AND " + OutboxSql.FENCE + ")";
 
   private final OutboxRows rows;
 

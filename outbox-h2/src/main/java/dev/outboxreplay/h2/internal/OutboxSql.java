@@ -31,8 +31,9 @@ import java.util.UUID;
 public final class OutboxSql {
   private static final String SELECT = "SELECT " + OutboxSchema.COLUMNS + " FROM ";
   /** The fence of every state change: the row, in the status and under the token read. */
-  static final String FENCE = "command_id = ? AND status = ? AND fencing_token = ?)";
-  private static final String CAS = " WHERE " + FENCE;
+  static final String FENCE = "command_id = ? AND status = ? AND fencing_token = ?";
+  /** The fence as the WHERE clause of an update inside {@code FINAL TABLE (...)}, closed. */
+  private static final String CAS = " WHERE " + FENCE + ")";
 
   /**
    * Due rows flagged as entity heads, oldest due first, each with whether an earlier row of its
