@@ -282,7 +282,7 @@ public final class H2Database implements AutoCloseable {
       action.run();
     }
     if (compaction != null) {
-      compaction.close(COMPACTION_BUDGET.plusSeconds(5));
+      compaction.close();
     }
     if (pool != null) {
       pool.close(); // an application's own data source stays open: it is the application's

@@ -80,14 +80,16 @@ public final class CompactionSchedule implements AutoCloseable {
   }
 
   /**
-   * Stops the schedule and waits up to {@code wait} for a run in progress to end, without
-   * interrupting it. Idempotent.
+   * Stops the schedule and waits for a run in progress to end (its budget plus 5 s at most),
+   * without interrupting it. Idempotent.
    */
-  public void close(Duration wait) {
+  @Override
+  public void close() {
     if (!stopped.compareAndSet(false, true)) {
       return;
     }
     timer.shutdown();
+    Duration wait = budget.plusSeconds(5);
     try {
       if (!timer.awaitTermination(wait.toNanos(), TimeUnit.NANOSECONDS)) {
         LOG.warn("a compaction of {} still runs {} after close was asked; left to finish", file,
@@ -96,10 +98,5 @@ public final class CompactionSchedule implements AutoCloseable {
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
     }
-  }
-
-  @Override
-  public void close() {
-    close(Duration.ofSeconds(5));
   }
 }
