@@ -60,8 +60,6 @@ public final class JettyFront implements AutoCloseable {
   private final Function<Incoming, Answer> router;
   /** Per open connection: answers completed, or -1 while a request is being handled. */
   private final Map<Connection, Long> awaitingHead = new ConcurrentHashMap<>();
-  /** Connections with a request read or being answered: {@link #close()} leaves them open. */
-  private final java.util.Set<Connection> answering = ConcurrentHashMap.newKeySet();
 
   /**
    * Binds 127.0.0.1:{@code port} and starts serving.
@@ -146,18 +144,17 @@ public final class JettyFront implements AutoCloseable {
   private void receive(Request request, Response response, Callback received) {
     Connection connection = request.getConnectionMetaData().getConnection();
     Long answered = awaitingHead.replace(connection, -1L);
-    answering.add(connection);
-    Callback callback = new Callback() {
+    Callback callback = answered == null || answered < 0 ? received : new Callback() {
       // the next head's deadline is armed before Jetty may read the next request
       @Override
       public void succeeded() {
-        answered();
+        rearm();
         received.succeeded();
       }
 
       @Override
       public void failed(Throwable failure) {
-        answered();
+        rearm();
         received.failed(failure);
       }
 
@@ -166,9 +163,8 @@ public final class JettyFront implements AutoCloseable {
         return received.getInvocationType();
       }
 
-      private void answered() {
-        answering.remove(connection);
-        if (answered != null && answered >= 0 && awaitingHead.containsKey(connection)) {
+      private void rearm() {
+        if (awaitingHead.containsKey(connection)) {
           awaitHead(connection, answered + 1);
         }
       }
@@ -297,8 +293,8 @@ public final class JettyFront implements AutoCloseable {
     // Jetty's graceful stop waits out its whole grace for a keep-alive connection the client has
     // not closed (it only shuts its output), as if a request were in flight
     for (EndPoint endPoint : connector.getConnectedEndPoints()) {
-      if (!answering.contains(endPoint.getConnection())) {
-        endPoint.close();
+      if (awaitingHead.getOrDefault(endPoint.getConnection(), 0L) >= 0) {
+        endPoint.close(); // waiting for a request head; -1 is a request being handled
       }
     }
     try {
