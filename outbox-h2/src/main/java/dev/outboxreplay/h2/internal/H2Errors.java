@@ -19,6 +19,14 @@ public final class H2Errors {
   private static final int DATABASE_IS_CLOSED = 90098;
   private static final int DATABASE_CALLED_AT_SHUTDOWN = 90121;
   private static final int CONCURRENT_UPDATE = 90131;
+  private static final int GENERAL_ERROR = 50000;
+  /**
+   * H2's storage engine's "Transaction N has status ROLLED_BACK, not OPEN" (its error 103, which
+   * H2 puts in the message as {@code [version/103]}): what a statement gets when the database
+   * closes under it and rolls its session's transaction back.
+   */
+  private static final java.util.regex.Pattern TRANSACTION_NOT_OPEN = java.util.regex.Pattern
+      .compile("has status (ROLLING_BACK|ROLLED_BACK|CLOSED), not OPEN \\[[^\\]/]*/103]");
 
   private H2Errors() {}
 
@@ -66,13 +74,20 @@ public final class H2Errors {
   /**
    * True when the connection is dead because the database it reached is gone: the process
    * serving a shared file closed or died. The pool must not hand that connection out again; a
-   * new one reaches the process that took the file over.
+   * new one reaches the process that took the file over. This includes a statement whose
+   * transaction the closing database rolled back while it ran (H2 reports that as a general
+   * error, "Transaction N has status ROLLED_BACK, not OPEN"): nothing of that transaction was
+   * committed, and the session is being closed.
    */
   public static boolean isBrokenConnection(SQLException e) {
     for (SQLException s = e; s != null; s = s.getNextException()) {
       int code = s.getErrorCode();
       if (code == CONNECTION_BROKEN || code == DATABASE_IS_CLOSED
           || code == DATABASE_CALLED_AT_SHUTDOWN) {
+        return true;
+      }
+      if (code == GENERAL_ERROR && s.getMessage() != null
+          && TRANSACTION_NOT_OPEN.matcher(s.getMessage()).find()) {
         return true;
       }
       if (s.getNextException() == s) {
