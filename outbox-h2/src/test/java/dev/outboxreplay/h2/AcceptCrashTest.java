@@ -8,7 +8,9 @@ import dev.outboxreplay.Payload;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.testkit.ChildJvm;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -81,12 +83,22 @@ class AcceptCrashTest {
       // 0 kills right after the child starts opening (possibly mid-migration).
       int killAfter = random.nextInt(8) == 0 ? 0 : random.nextInt(1, 400);
       List<String> lines = new ArrayList<>();
+      Path beforeChild = dir.resolve("before-child-" + mode + ".mv.db");
+      if (Files.exists(H2Database.dataFile(base))) {
+        Files.copy(H2Database.dataFile(base), beforeChild, StandardCopyOption.REPLACE_EXISTING);
+      }
       try (ChildJvm child = ChildJvm.start(AcceptLoopChild.class,
           dir.resolve("child-" + mode + "-" + round + ".err"), base.toString(),
           Integer.toString(round), mode)) {
-        lines.add(child.nextLine(Duration.ofSeconds(60)));
-        for (int i = 0; i < killAfter; i++) {
+        try {
           lines.add(child.nextLine(Duration.ofSeconds(60)));
+          for (int i = 0; i < killAfter; i++) {
+            lines.add(child.nextLine(Duration.ofSeconds(60)));
+          }
+        } catch (IllegalStateException e) {
+          // the child could not open the file the last verification opened and closed: keep it
+          throw new AssertionError("seed " + seed + " round " + round + ": "
+              + keepEvidence(beforeChild, mode + "-" + seed + "-" + round), e);
         }
         child.kill();
         lines.addAll(child.remainingLines(Duration.ofSeconds(30)));
@@ -141,6 +153,40 @@ class AcceptCrashTest {
     } catch (java.sql.SQLException e) {
       throw new AssertionError(e);
     }
+  }
+
+  /**
+   * Copies {@code file} to {@code target/crash-failures/} and describes it for the log (the CI
+   * log may be all there is): both copies of H2's store header and the last lines of H2's own
+   * chunk listing ({@code MVStoreTool.info}).
+   */
+  private static String keepEvidence(Path file, String label) {
+    StringBuilder text = new StringBuilder();
+    try {
+      Path kept = Path.of("target", "crash-failures", "before-child-" + label + ".mv.db");
+      Files.createDirectories(kept.getParent());
+      Files.copy(file, kept, StandardCopyOption.REPLACE_EXISTING);
+      text.append("the file as the last verification closed it is kept at ")
+          .append(kept.toAbsolutePath()).append('\n');
+      byte[] head = new byte[8192];
+      try (java.io.InputStream in = Files.newInputStream(file)) {
+        int n = in.readNBytes(head, 0, head.length);
+        for (int at = 0; at < n; at += 4096) {
+          String block = new String(head, at, Math.min(4096, n - at),
+              StandardCharsets.ISO_8859_1);
+          text.append("store header copy ").append(at / 4096 + 1).append(": ")
+              .append(block.substring(0, Math.max(0, block.indexOf('\n')))).append('\n');
+        }
+      }
+      java.io.StringWriter info = new java.io.StringWriter();
+      org.h2.mvstore.MVStoreTool.info(file.toString(), info);
+      List<String> infoLines = info.toString().lines().toList();
+      text.append("MVStoreTool.info, last lines:\n").append(String.join("\n",
+          infoLines.subList(Math.max(0, infoLines.size() - 40), infoLines.size())));
+    } catch (Exception | AssertionError e) {
+      text.append("(describing it failed: ").append(e).append(')');
+    }
+    return text.toString();
   }
 
   /** The given commands in {@code seq} order. */

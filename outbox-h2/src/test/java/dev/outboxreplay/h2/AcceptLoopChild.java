@@ -18,6 +18,8 @@ import java.time.Instant;
  * With a third argument {@code compact}, H2's retention time is 0 (a chunk freed is reusable at
  * once), every accept also writes and deletes a 4 KB filler row (dead space), and another thread
  * compacts the file without pause, printing {@code COMPACTED <bytes> END} whenever it shrank.
+ * An optional fourth argument sets H2's retention time in ms instead ({@code default} leaves
+ * H2's 45 s), and a fifth, {@code nocompactor}, leaves out the compacting thread.
  * It is killed with SIGKILL; it never exits on its own.
  */
 public final class AcceptLoopChild {
@@ -40,7 +42,9 @@ public final class AcceptLoopChild {
       H2OutboxStore store = H2OutboxStore.create(db);
       Outbox<Connection> outbox = Outbox.builder(store).build();
       if (compact) {
-        startCompacting(db, out);
+        String retention = args.length > 3 ? args[3] : "0";
+        boolean compactor = !(args.length > 4 && args[4].equals("nocompactor"));
+        startCompacting(db, out, retention, compactor);
       }
       for (int n = 0; ; n++) {
         if (compact) {
@@ -67,10 +71,16 @@ public final class AcceptLoopChild {
     }
   }
 
-  private static void startCompacting(H2Database db, PrintStream out) throws Exception {
+  private static void startCompacting(H2Database db, PrintStream out, String retention,
+      boolean compacting) throws Exception {
     try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
-      s.execute("SET RETENTION_TIME 0");
+      if (!retention.equals("default")) {
+        s.execute("SET RETENTION_TIME " + Integer.parseInt(retention));
+      }
       s.execute("CREATE TABLE IF NOT EXISTS filler (id INT PRIMARY KEY, body VARBINARY(4096))");
+    }
+    if (!compacting) {
+      return;
     }
     Thread compactor = new Thread(() -> {
       while (true) {

@@ -1,0 +1,131 @@
+package dev.outboxreplay.h2;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.outboxreplay.CommandId;
+import dev.outboxreplay.testkit.ChildJvm;
+import dev.outboxreplay.testkit.Seeds;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.condition.EnabledIfSystemProperty;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Long run, not part of the default test command: {@code mvn -pl outbox-h2 test
+ * -Dtest=CompactionKillStressTest -Dstress.compactionKills=200 [-Dstress.retention=0|N|default]
+ * [-Dstress.compactor=false]}. {@link AcceptLoopChild} in its compacting mode (a filler row
+ * written and deleted per accept, H2 retention as given, a thread compacting without pause
+ * unless turned off) is killed with SIGKILL after 1 to 400 accepts; after every kill the file
+ * must open and hold every accept that returned. A file that fails is kept under
+ * {@code target/stress/} and the run goes on with a new file, so the printed count of failed
+ * kills measures a rate. Set {@code -Dstress.seed=N} to replay the kill points.
+ */
+@EnabledIfSystemProperty(named = "stress.compactionKills", matches = "\\d+")
+class CompactionKillStressTest {
+  @TempDir Path dir;
+
+  @Test
+  void everyKillLeavesAFileThatOpensWithEveryReturnedAccept() throws Exception {
+    int kills = Integer.getInteger("stress.compactionKills");
+    String retention = System.getProperty("stress.retention", "0");
+    boolean compactor = Boolean.parseBoolean(System.getProperty("stress.compactor", "true"));
+    long seed = Seeds.seed("stress.seed", "CompactionKillStressTest");
+    SplittableRandom random = new SplittableRandom(seed);
+    List<String> failures = new ArrayList<>();
+    int fileNo = 0;
+    Path base = dir.resolve("crash-" + fileNo);
+    Map<CommandId, String> acked = new LinkedHashMap<>();
+    long accepts = 0;
+    int compactions = 0;
+    int roundsCompacted = 0;
+    for (int round = 0; round < kills; round++) {
+      // 0 kills right after the child starts opening, as in AcceptCrashTest
+      int killAfter = random.nextInt(8) == 0 ? 0 : random.nextInt(1, 400);
+      List<String> lines = new ArrayList<>();
+      Path beforeChild = dir.resolve("before-child.mv.db");
+      if (Files.exists(H2Database.dataFile(base))) {
+        Files.copy(H2Database.dataFile(base), beforeChild, StandardCopyOption.REPLACE_EXISTING);
+      }
+      String childFailure = null;
+      try (ChildJvm child = ChildJvm.start(AcceptLoopChild.class, dir.resolve("child.err"),
+          base.toString(), Integer.toString(round), "compact", retention,
+          compactor ? "compactor" : "nocompactor")) {
+        try {
+          for (int i = 0; i <= killAfter; i++) {
+            lines.add(child.nextLine(Duration.ofSeconds(60)));
+          }
+        } catch (IllegalStateException e) {
+          childFailure = "kill " + round + ": the child could not go on: " + e.getMessage();
+        }
+        child.kill();
+        lines.addAll(child.remainingLines(Duration.ofSeconds(30)));
+      }
+      if (childFailure != null) {
+        Path kept = Path.of("target", "stress", "compaction-" + seed + "-" + round
+            + "-before-child.mv.db");
+        Files.createDirectories(kept.getParent());
+        Files.copy(beforeChild, kept, StandardCopyOption.REPLACE_EXISTING);
+        failures.add(childFailure + " (kept " + kept + ")");
+        System.out.println("CompactionKillStressTest: " + childFailure);
+        fileNo++;
+        base = dir.resolve("crash-" + fileNo);
+        acked.clear();
+        continue;
+      }
+      boolean compactedThisRound = false;
+      for (String line : lines) {
+        String[] f = line.split(" ");
+        if (f.length == 6 && f[0].equals("ACK") && f[5].equals("END")) {
+          acked.put(CommandId.parse(f[1]), "round " + f[3] + " n " + f[4]);
+          accepts++;
+        } else if (f.length == 3 && f[0].equals("COMPACTED") && f[2].equals("END")) {
+          compactions++;
+          if (!compactedThisRound) {
+            compactedThisRound = true;
+            roundsCompacted++;
+          }
+        }
+      }
+      Path asKilled = dir.resolve("as-killed.mv.db");
+      Files.copy(H2Database.dataFile(base), asKilled, StandardCopyOption.REPLACE_EXISTING);
+      String failure = null;
+      try (H2Database db = H2Database.builder().file(base).multiProcess(false).build()) {
+        H2OutboxStore store = H2OutboxStore.create(db);
+        int lost = 0;
+        for (CommandId id : acked.keySet()) {
+          if (store.find(id).isEmpty()) {
+            lost++;
+          }
+        }
+        if (lost > 0) {
+          failure = "kill " + round + ": " + lost + " of " + acked.size() + " accepts lost";
+        }
+      } catch (RuntimeException e) {
+        failure = "kill " + round + ": " + e.getMessage();
+      }
+      if (failure != null) {
+        Path kept = Path.of("target", "stress", "compaction-" + seed + "-" + round + ".mv.db");
+        Files.createDirectories(kept.getParent());
+        Files.copy(asKilled, kept, StandardCopyOption.REPLACE_EXISTING);
+        failures.add(failure + " (kept " + kept + ")");
+        System.out.println("CompactionKillStressTest: " + failure);
+        fileNo++;
+        base = dir.resolve("crash-" + fileNo);
+        acked.clear();
+      }
+    }
+    System.out.printf("CompactionKillStressTest seed %d retention %s compactor %s: %d kills, "
+        + "%d accepts returned, %d compactions that shrank the file, in %d rounds; %d kills "
+        + "failed%n", seed, retention, compactor, kills, accepts, compactions, roundsCompacted,
+        failures.size());
+    assertThat(failures).as("seed %d", seed).isEmpty();
+  }
+}
