@@ -270,8 +270,12 @@ public final class H2Database implements AutoCloseable {
   }
 
   /**
-   * Releases what stores hold, then closes the pool; H2 closes the file with the last
-   * connection. Idempotent: later calls do nothing.
+   * Releases what stores hold, stops the compaction schedule, then closes the pool. When no other
+   * process reaches the file through this one, H2 closes the file with the pool's last
+   * connection. When other processes do (multi-process mode, with this process serving the
+   * file), H2 keeps the file open and goes on serving it to them, on the same loopback port,
+   * until the last of them disconnects or this JVM exits (H2's shutdown hook then closes it, and
+   * they take the file over). Idempotent: later calls do nothing.
    */
   @Override
   public void close() {

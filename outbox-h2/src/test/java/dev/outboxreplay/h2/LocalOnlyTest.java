@@ -53,6 +53,49 @@ class LocalOnlyTest {
     }
   }
 
+  /**
+   * What {@code H2Database.close()} documents for the serving process: while another process is
+   * connected, H2 keeps the file open and this process keeps listening (on loopback) and serving
+   * it; once the other process disconnects, H2 closes the file, stops listening and removes its
+   * lock file.
+   */
+  @Test
+  void aClosedServingProcessServesTheFileOnlyUntilTheOtherProcessesLeave() throws Exception {
+    assumeTrue(ListeningSockets.available(), "needs Linux /proc");
+    Path file = dir.resolve("app");
+    long pid = ProcessHandle.current().pid();
+    H2Database db = H2Database.open(file);
+    H2OutboxStore.create(db);
+    List<ListeningSockets.Listener> serving;
+    try (ChildJvm other = ChildJvm.start(ServeFileChild.class, dir.resolve("other.err"),
+        file.toString())) {
+      assertThat(other.nextLine(CHILD)).as(other.stderrText()).isEqualTo("READY");
+      // other tests in this JVM may listen too: look at this file's own sockets only
+      int port = serverPort(dir.resolve("app.lock.db"));
+      serving = ListeningSockets.of(pid).stream().filter(l -> l.port() == port).toList();
+      assertThat(serving).as("this process serves the file").hasSize(1);
+      db.close();
+      assertThat(ListeningSockets.of(pid)).as("still serving the connected process after close")
+          .containsAll(serving);
+      assertThat(Files.exists(dir.resolve("app.lock.db"))).isTrue();
+      other.send("close");
+      assertThat(other.nextLine(CHILD)).as(other.stderrText()).isEqualTo("CLOSED");
+      assertThat(other.waitForExit(CHILD)).isZero();
+    }
+    org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30))
+        .until(() -> ListeningSockets.of(pid).stream().noneMatch(serving::contains)
+            && !Files.exists(dir.resolve("app.lock.db")));
+  }
+
+  /** The port H2's lock file tells other processes to connect to. */
+  private static int serverPort(Path lockFile) throws java.io.IOException {
+    Properties lock = new Properties();
+    try (Reader in = Files.newBufferedReader(lockFile)) {
+      lock.load(in);
+    }
+    return Integer.parseInt(lock.getProperty("server").split(":")[1]);
+  }
+
   @Test
   void multiProcessModeIsRefusedWhenH2WasLoadedToListenOnEveryInterface() throws Exception {
     try (ChildJvm child = ChildJvm.start(OpenLoopbackChild.class, dir.resolve("child.err"),

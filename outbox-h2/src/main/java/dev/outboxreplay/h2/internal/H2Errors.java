@@ -20,6 +20,7 @@ public final class H2Errors {
   private static final int DATABASE_CALLED_AT_SHUTDOWN = 90121;
   private static final int CONCURRENT_UPDATE = 90131;
   private static final int GENERAL_ERROR = 50000;
+  private static final int STATEMENT_WAS_CANCELED = 57014;
   /**
    * H2's storage engine's "Transaction N has status ROLLED_BACK, not OPEN" (its error 103, which
    * H2 puts in the message as {@code [version/103]}): what a statement gets when the database
@@ -77,13 +78,15 @@ public final class H2Errors {
    * new one reaches the process that took the file over. This includes a statement whose
    * transaction the closing database rolled back while it ran (H2 reports that as a general
    * error, "Transaction N has status ROLLED_BACK, not OPEN"): nothing of that transaction was
-   * committed, and the session is being closed.
+   * committed, and the session is being closed. It also includes a statement H2 canceled: the
+   * library sets no query timeouts and cancels nothing, so that is the closing database
+   * cancelling what its sessions run before it closes them.
    */
   public static boolean isBrokenConnection(SQLException e) {
     for (SQLException s = e; s != null; s = s.getNextException()) {
       int code = s.getErrorCode();
       if (code == CONNECTION_BROKEN || code == DATABASE_IS_CLOSED
-          || code == DATABASE_CALLED_AT_SHUTDOWN) {
+          || code == DATABASE_CALLED_AT_SHUTDOWN || code == STATEMENT_WAS_CANCELED) {
         return true;
       }
       if (code == GENERAL_ERROR && s.getMessage() != null

@@ -31,6 +31,14 @@ class H2ErrorsTest {
   }
 
   @Test
+  void aStatementTheClosingDatabaseCanceledIsAHandover() {
+    SQLException canceled = DbException.get(org.h2.api.ErrorCode.STATEMENT_WAS_CANCELED)
+        .getSQLException();
+    assertThat(canceled.getErrorCode()).isEqualTo(57014);
+    assertThat(Handover.isHandover(canceled)).isTrue();
+  }
+
+  @Test
   void otherGeneralErrorsAreNot() {
     // a committed transaction, or the same words under another storage error, are not a handover
     assertThat(H2Errors.isBrokenConnection(transactionNot("COMMITTED",
