@@ -3,7 +3,6 @@ package dev.outboxreplay.h2.internal;
 import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Duration;
-import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -13,7 +12,12 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs {@link FileCompaction#run} on one daemon thread every {@code interval}, each run bounded
- * by {@code budget}. In a process that reaches the file through another process's server a run
+ * by {@code budget}. A run that the budget ended while there was still work to do is followed
+ * by the next one after {@link #CATCH_UP_PAUSES} budgets instead of a whole interval (at most a
+ * fifth of the time compacting), until a run finishes its work: under sustained writes (a
+ * backlog draining) H2 leaves sparse chunks behind faster than one budget per interval rewrites
+ * them, and the file and the chunk metadata H2 keeps in memory grew without bound. In a process
+ * that reaches the file through another process's server a run
  * does nothing (the serving process compacts); after a handover the new serving process does.
  * Closing stops it by a flag and waits for a run in progress; it never interrupts the thread,
  * since an interrupt during a file write closes H2's file channel for the whole JVM.
@@ -26,9 +30,12 @@ public final class CompactionSchedule implements AutoCloseable {
   static final int REWRITE_BYTES = 1 << 20;
   /** Bytes of chunks one step moves toward the start of the file at most. */
   static final long MOVE_BYTES = 4L << 20;
+  /** After a run that ended with work left, the next one comes after this many budgets. */
+  static final int CATCH_UP_PAUSES = 4;
 
   private final DataSource dataSource;
   private final Path file;
+  private final Duration interval;
   private final Duration budget;
   private final ScheduledExecutorService timer;
   private final AtomicBoolean stopped = new AtomicBoolean();
@@ -38,14 +45,39 @@ public final class CompactionSchedule implements AutoCloseable {
   public CompactionSchedule(DataSource dataSource, Path file, Duration interval, Duration budget) {
     this.dataSource = dataSource;
     this.file = file;
+    this.interval = interval;
     this.budget = budget;
-    this.timer = Executors.newSingleThreadScheduledExecutor(r -> {
-      Thread t = new Thread(r, "outbox-h2-compaction:" + file.getFileName());
-      t.setDaemon(true);
-      return t;
-    });
-    timer.scheduleWithFixedDelay(this::runOnce, interval.toNanos(), interval.toNanos(),
-        TimeUnit.NANOSECONDS);
+    java.util.concurrent.ScheduledThreadPoolExecutor executor =
+        new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> {
+          Thread t = new Thread(r, "outbox-h2-compaction:" + file.getFileName());
+          t.setDaemon(true);
+          return t;
+        });
+    // close() must not wait for the next run, which may be an interval away
+    executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
+    this.timer = executor;
+    timer.schedule(this::runAndReschedule, interval.toNanos(), TimeUnit.NANOSECONDS);
+  }
+
+  /** When the run after {@code run} comes: soon while work is left, else after the interval. */
+  static Duration nextDelay(FileCompaction.Run run, Duration interval, Duration budget) {
+    if (run == null || !run.workLeft()) {
+      return interval;
+    }
+    Duration catchUp = budget.multipliedBy(CATCH_UP_PAUSES);
+    return catchUp.compareTo(interval) < 0 ? catchUp : interval;
+  }
+
+  private void runAndReschedule() {
+    FileCompaction.Run run = runOnce();
+    if (!stopped.get()) {
+      try {
+        timer.schedule(this::runAndReschedule, nextDelay(run, interval, budget).toNanos(),
+            TimeUnit.NANOSECONDS);
+      } catch (java.util.concurrent.RejectedExecutionException closing) {
+        // close() shut the timer down after the check above
+      }
+    }
   }
 
   /** Runs one compaction of the database behind {@code dataSource} now, up to {@code budget}. */
@@ -55,17 +87,20 @@ public final class CompactionSchedule implements AutoCloseable {
         MOVE_BYTES);
   }
 
-  private void runOnce() {
+  /** One run; null when stopped or when it failed. */
+  private FileCompaction.Run runOnce() {
     if (stopped.get()) {
-      return;
+      return null;
     }
     try {
       FileCompaction.Run run = runNow(dataSource, budget);
       if (run.servedHere() && LOG.isDebugEnabled()) {
         LOG.debug("compacted {}: {} -> {} bytes in {} step(s), longest {} ms; chunks {}% live, "
-            + "file {}% live", file, run.sizeBefore(), run.sizeAfter(), run.steps(),
-            run.longestStepNanos() / 1_000_000, run.chunksFillRate(), run.fileFillRate());
+            + "file {}% live; work left: {}", file, run.sizeBefore(), run.sizeAfter(),
+            run.steps(), run.longestStepNanos() / 1_000_000, run.chunksFillRate(),
+            run.fileFillRate(), run.workLeft());
       }
+      return run;
     } catch (SQLException | RuntimeException e) {
       // a handover or a closing pool is passing; anything else is said once, then at debug
       if (warned || stopped.get() || (e instanceof SQLException sql && Handover.isHandover(sql))) {
@@ -76,6 +111,7 @@ public final class CompactionSchedule implements AutoCloseable {
         LOG.warn("compacting {} failed; tried again in the next interval (further failures are "
             + "logged at debug): {}", file, e.toString());
       }
+      return null;
     }
   }
 

@@ -73,9 +73,12 @@ public final class FileCompaction {
         file.getFillRate());
   }
 
-  /** What {@link #run} did: steps taken and the file's size before the first and after the last. */
+  /**
+   * What {@link #run} did: steps taken, the file's size before the first and after the last, and
+   * whether the budget ended it while its last step still found work ({@code workLeft}).
+   */
   public record Run(boolean servedHere, int steps, long sizeBefore, long sizeAfter,
-      int chunksFillRate, int fileFillRate, long longestStepNanos) {
+      int chunksFillRate, int fileFillRate, long longestStepNanos, boolean workLeft) {
     /** Bytes the file shrank by. */
     public long shrunkBy() {
       return sizeBefore - sizeAfter;
@@ -95,7 +98,7 @@ public final class FileCompaction {
       Step first = step(c, targetFillRate, rewriteBytes, moveBytes);
       long longest = System.nanoTime() - started;
       if (!first.servedHere()) {
-        return new Run(false, 0, 0, 0, 100, 100, longest);
+        return new Run(false, 0, 0, 0, 100, 100, longest, false);
       }
       Step last = first;
       int steps = 1;
@@ -106,7 +109,7 @@ public final class FileCompaction {
         steps++;
       }
       return new Run(true, steps, first.sizeBefore(), last.sizeAfter(), last.chunksFillRate(),
-          last.fileFillRate(), longest);
+          last.fileFillRate(), longest, last.rewrote() || last.shrunkBy() > 0);
     }
   }
 }
