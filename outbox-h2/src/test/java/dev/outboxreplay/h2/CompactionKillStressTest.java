@@ -69,12 +69,8 @@ class CompactionKillStressTest {
         lines.addAll(child.remainingLines(Duration.ofSeconds(30)));
       }
       if (childFailure != null) {
-        Path kept = Path.of("target", "stress", "compaction-" + seed + "-" + round
-            + "-before-child.mv.db");
-        Files.createDirectories(kept.getParent());
-        Files.copy(beforeChild, kept, StandardCopyOption.REPLACE_EXISTING);
-        failures.add(childFailure + " (kept " + kept + ")");
-        System.out.println("CompactionKillStressTest: " + childFailure);
+        keep(beforeChild, "compaction-" + seed + "-" + round + "-before-child.mv.db",
+            childFailure, failures);
         fileNo++;
         base = dir.resolve("crash-" + fileNo);
         acked.clear();
@@ -112,11 +108,7 @@ class CompactionKillStressTest {
         failure = "kill " + round + ": " + e.getMessage();
       }
       if (failure != null) {
-        Path kept = Path.of("target", "stress", "compaction-" + seed + "-" + round + ".mv.db");
-        Files.createDirectories(kept.getParent());
-        Files.copy(asKilled, kept, StandardCopyOption.REPLACE_EXISTING);
-        failures.add(failure + " (kept " + kept + ")");
-        System.out.println("CompactionKillStressTest: " + failure);
+        keep(asKilled, "compaction-" + seed + "-" + round + ".mv.db", failure, failures);
         fileNo++;
         base = dir.resolve("crash-" + fileNo);
         acked.clear();
@@ -127,5 +119,15 @@ class CompactionKillStressTest {
         + "failed%n", seed, retention, compactor, kills, accepts, compactions, roundsCompacted,
         failures.size());
     assertThat(failures).as("seed %d", seed).isEmpty();
+  }
+
+  /** Copies {@code file} to {@code target/stress/name} and records {@code failure}. */
+  private static void keep(Path file, String name, String failure, List<String> failures)
+      throws java.io.IOException {
+    Path kept = Path.of("target", "stress", name);
+    Files.createDirectories(kept.getParent());
+    Files.copy(file, kept, StandardCopyOption.REPLACE_EXISTING);
+    failures.add(failure + " (kept " + kept + ")");
+    System.out.println("CompactionKillStressTest: " + failure);
   }
 }
