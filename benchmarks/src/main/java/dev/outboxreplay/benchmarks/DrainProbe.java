@@ -78,8 +78,9 @@ final class DrainProbe {
       try (Replayer<Connection> replayer = Replayer.builder(store, instant).build()) {
         replayer.start();
         while (!replayer.awaitDrained(Duration.ofSeconds(30))) {
-          System.out.printf("  draining: %s after %.0f s, heap used %,d MB%n",
-              store.countByStatus(), (System.nanoTime() - started) / 1e9, usedHeapMb());
+          System.out.printf("  draining: %s after %.0f s, heap used %,d MB, file %,d MB%n",
+              store.countByStatus(), (System.nanoTime() - started) / 1e9, usedHeapMb(),
+              Files.size(db.file()) >> 20);
         }
       }
       drainedAt = System.nanoTime();
