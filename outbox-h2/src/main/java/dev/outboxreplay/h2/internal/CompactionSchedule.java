@@ -3,7 +3,9 @@ package dev.outboxreplay.h2.internal;
 import java.nio.file.Path;
 import java.sql.SQLException;
 import java.time.Duration;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import javax.sql.DataSource;
@@ -47,12 +49,11 @@ public final class CompactionSchedule implements AutoCloseable {
     this.file = file;
     this.interval = interval;
     this.budget = budget;
-    java.util.concurrent.ScheduledThreadPoolExecutor executor =
-        new java.util.concurrent.ScheduledThreadPoolExecutor(1, r -> {
-          Thread t = new Thread(r, "outbox-h2-compaction:" + file.getFileName());
-          t.setDaemon(true);
-          return t;
-        });
+    ScheduledThreadPoolExecutor executor = new ScheduledThreadPoolExecutor(1, r -> {
+      Thread t = new Thread(r, "outbox-h2-compaction:" + file.getFileName());
+      t.setDaemon(true);
+      return t;
+    });
     // close() must not wait for the next run, which may be an interval away
     executor.setExecuteExistingDelayedTasksAfterShutdownPolicy(false);
     this.timer = executor;
@@ -74,7 +75,7 @@ public final class CompactionSchedule implements AutoCloseable {
       try {
         timer.schedule(this::runAndReschedule, nextDelay(run, interval, budget).toNanos(),
             TimeUnit.NANOSECONDS);
-      } catch (java.util.concurrent.RejectedExecutionException closing) {
+      } catch (RejectedExecutionException closing) {
         // close() shut the timer down after the check above
       }
     }

@@ -3,6 +3,7 @@ package dev.outboxreplay.h2.internal;
 import dev.outboxreplay.OutboxStorageException;
 import java.nio.file.Path;
 import java.sql.SQLException;
+import java.util.regex.Pattern;
 
 /** Translates H2 failures into {@link OutboxStorageException}s that name the file and a remedy. */
 public final class H2Errors {
@@ -26,8 +27,8 @@ public final class H2Errors {
    * H2 puts in the message as {@code [version/103]}): what a statement gets when the database
    * closes under it and rolls its session's transaction back.
    */
-  private static final java.util.regex.Pattern TRANSACTION_NOT_OPEN = java.util.regex.Pattern
-      .compile("has status (ROLLING_BACK|ROLLED_BACK|CLOSED), not OPEN \\[[^\\]/]*/103]");
+  private static final Pattern TRANSACTION_NOT_OPEN = Pattern.compile(
+      "has status (ROLLING_BACK|ROLLED_BACK|CLOSED), not OPEN \\[[^\\]/]*/103]");
 
   private H2Errors() {}
 
