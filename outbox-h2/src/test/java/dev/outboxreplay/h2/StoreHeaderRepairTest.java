@@ -1,8 +1,10 @@
 package dev.outboxreplay.h2;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxreplay.CommandId;
+import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.Payload;
 import dev.outboxreplay.h2.internal.FileCheck;
@@ -166,6 +168,31 @@ class StoreHeaderRepairTest {
       Files.copy(in, data);
     }
     assertThat(StoreHeaderRepair.repairIfUnheld(data)).contains("chunk 153b");
+  }
+
+  /**
+   * A second file H2 left behind, {@code header-overwritten-after-kill.mv.db}: a child compacting
+   * at H2 retention 0 ({@link CompactionKillStressTest}, seed 63055972583788, kill 12) was killed
+   * after the chunk its store header names (version 3107, block 0x2b) had died and a newer chunk
+   * (3110) had been written in its place, before the header was rewritten. Chunks 3108 and 3109
+   * are intact in the file, but H2's recovery finds neither and would open version 3105, so the
+   * library refuses the file, naming both versions, and leaves it byte for byte as it was. (Naming
+   * 3108 in the header, as for the file above, made H2 open version 3109 with 665 rows, and after
+   * a clean close and reopen the newest of them was gone: that repair is not made.)
+   */
+  @Test
+  void aFileWhoseHeaderChunkANewerOneOverwroteIsRefusedAndLeftUntouched() throws Exception {
+    Path base = dir.resolve("overwritten");
+    try (InputStream in = StoreHeaderRepairTest.class.getResourceAsStream(
+        "/files/header-overwritten-after-kill.mv.db")) {
+      assertThat(in).isNotNull();
+      Files.copy(in, H2Database.dataFile(base));
+    }
+    byte[] before = Files.readAllBytes(H2Database.dataFile(base));
+    assertThatThrownBy(() -> H2Database.builder().file(base).multiProcess(false).build())
+        .isInstanceOf(OutboxStorageException.class)
+        .hasMessageContaining("H2 can read only version 3105 of it, older than version 3107");
+    assertThat(Files.readAllBytes(H2Database.dataFile(base))).isEqualTo(before);
   }
 
   private String lockSeenByAnotherProcess(Path data) throws Exception {
