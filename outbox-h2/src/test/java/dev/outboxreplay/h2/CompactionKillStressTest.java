@@ -70,7 +70,7 @@ class CompactionKillStressTest {
       }
       if (childFailure != null) {
         keep(beforeChild, "compaction-" + seed + "-" + round + "-before-child.mv.db",
-            childFailure, failures);
+            childFailure, failures, acked);
         fileNo++;
         base = dir.resolve("crash-" + fileNo);
         acked.clear();
@@ -111,7 +111,7 @@ class CompactionKillStressTest {
         failure = "kill " + round + ": " + e.getMessage();
       }
       if (failure != null) {
-        keep(asKilled, "compaction-" + seed + "-" + round + ".mv.db", failure, failures);
+        keep(asKilled, "compaction-" + seed + "-" + round + ".mv.db", failure, failures, acked);
         fileNo++;
         base = dir.resolve("crash-" + fileNo);
         acked.clear();
@@ -124,12 +124,19 @@ class CompactionKillStressTest {
     assertThat(failures).as("seed %d", seed).isEmpty();
   }
 
-  /** Copies {@code file} to {@code target/stress/name} and records {@code failure}. */
-  private static void keep(Path file, String name, String failure, List<String> failures)
-      throws java.io.IOException {
+  /**
+   * Copies {@code file} to {@code target/stress/name}, writes the accepts that had returned for
+   * it (command id, round and number, in the order they returned) to {@code name.acked.txt}
+   * beside it, and records {@code failure}.
+   */
+  private static void keep(Path file, String name, String failure, List<String> failures,
+      Map<CommandId, String> acked) throws java.io.IOException {
     Path kept = Path.of("target", "stress", name);
     Files.createDirectories(kept.getParent());
     Files.copy(file, kept, StandardCopyOption.REPLACE_EXISTING);
+    List<String> lines = new ArrayList<>();
+    acked.forEach((id, where) -> lines.add(id + " " + where));
+    Files.write(kept.resolveSibling(name + ".acked.txt"), lines);
     failures.add(failure + " (kept " + kept + ")");
     System.out.println("CompactionKillStressTest: " + failure);
   }
