@@ -4,11 +4,9 @@ import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.Replayer;
 import dev.outboxreplay.Status;
-import dev.outboxreplay.StoredResponse;
-import dev.outboxreplay.Transport;
-import dev.outboxreplay.TransportResult;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.testkit.AckingTransport;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.MemoryPoolMXBean;
@@ -18,7 +16,6 @@ import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 
 /**
  * A backlog drained in bounded memory: {@code commands} commands accepted in batches of 1,000
@@ -42,21 +39,6 @@ final class DrainProbe {
     long maxHeap = Runtime.getRuntime().maxMemory();
     System.out.printf("drain probe: %,d commands, max heap %,d MB%n", commands,
         maxHeap >> 20);
-    byte[] answer = "{\"ok\":true}".getBytes(java.nio.charset.StandardCharsets.UTF_8);
-    Transport instant = new Transport() {
-      @Override
-      public TransportResult send(dev.outboxreplay.OutboxRecord command,
-          dev.outboxreplay.SessionRuntime.Snapshot session) {
-        return TransportResult.of(TransportResult.Kind.ACKED, new StoredResponse(200, answer),
-            "http_200", "acked");
-      }
-
-      @Override
-      public Optional<dev.outboxreplay.Reconciliation> reconcile(
-          dev.outboxreplay.OutboxRecord command, dev.outboxreplay.SessionRuntime.Snapshot s) {
-        return Optional.empty();
-      }
-    };
     long started = System.nanoTime();
     long acceptedAt;
     long drainedAt;
@@ -75,7 +57,8 @@ final class DrainProbe {
           "note-" + (n % 5_000), "{\"body\":\"a note edited offline\",\"seq\":" + n + "}"),
           true);
       acceptedAt = System.nanoTime();
-      try (Replayer<Connection> replayer = Replayer.builder(store, instant).build()) {
+      try (Replayer<Connection> replayer =
+          Replayer.builder(store, AckingTransport.acking()).build()) {
         replayer.start();
         while (!replayer.awaitDrained(Duration.ofSeconds(30))) {
           System.out.printf("  draining: %s after %.0f s, heap used %,d MB, file %,d MB%n",

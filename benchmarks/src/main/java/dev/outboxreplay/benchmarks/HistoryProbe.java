@@ -1,15 +1,11 @@
 package dev.outboxreplay.benchmarks;
 
-import dev.outboxreplay.OutboxRecord;
-import dev.outboxreplay.Reconciliation;
 import dev.outboxreplay.Replayer;
-import dev.outboxreplay.SessionRuntime;
 import dev.outboxreplay.Status;
-import dev.outboxreplay.StoredResponse;
 import dev.outboxreplay.Transport;
-import dev.outboxreplay.TransportResult;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.testkit.AckingTransport;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -21,7 +17,6 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
@@ -179,26 +174,14 @@ final class HistoryProbe {
   private static double millisToFirstRequest(Path file) throws Exception {
     CountDownLatch sent = new CountDownLatch(1);
     long[] at = new long[1];
-    Transport transport = new Transport() {
-      @Override
-      public TransportResult send(OutboxRecord command,
-          SessionRuntime.Snapshot session) {
-        synchronized (at) {
-          if (sent.getCount() > 0) {
-            at[0] = System.nanoTime();
-            sent.countDown();
-          }
+    Transport transport = AckingTransport.acking(command -> {
+      synchronized (at) {
+        if (sent.getCount() > 0) {
+          at[0] = System.nanoTime();
+          sent.countDown();
         }
-        return TransportResult.of(TransportResult.Kind.ACKED,
-            new StoredResponse(200, new byte[0]), "200", "ok");
       }
-
-      @Override
-      public Optional<Reconciliation> reconcile(
-          OutboxRecord command, SessionRuntime.Snapshot s) {
-        return Optional.empty();
-      }
-    };
+    });
     long t0 = System.nanoTime();
     try (H2Database db = H2Database.open(file)) {
       H2OutboxStore store = H2OutboxStore.openExisting(db);

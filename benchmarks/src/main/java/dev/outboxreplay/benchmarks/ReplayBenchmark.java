@@ -115,10 +115,8 @@ final class ReplayBenchmark {
     double[] ratios = new double[rounds];
     for (int round = 0; round < rounds; round++) {
       Path dir = Files.createTempDirectory("replay-bench-accept");
-      try (H2Database serverDb = H2Database.builder().file(dir.resolve("server"))
-              .maxPoolSize(24).build();
-          H2Database clientDb = H2Database.builder().file(dir.resolve("client"))
-              .maxPoolSize(concurrency + 4).build()) {
+      try (H2Database serverDb = serverDatabase(dir);
+          H2Database clientDb = clientDatabase(dir)) {
         IdempotentServer server = server(serverDb);
         H2OutboxStore store = H2OutboxStore.create(clientDb);
         Outbox<Connection> outbox = Outbox.builder(store).build();
@@ -165,6 +163,15 @@ final class ReplayBenchmark {
     return nanos;
   }
 
+  /** The reference server's database in {@code dir}, with a pool for its request threads. */
+  private static H2Database serverDatabase(Path dir) {
+    return H2Database.builder().file(dir.resolve("server")).maxPoolSize(24).build();
+  }
+
+  /** The replaying client's database in {@code dir}, with a connection per sender and spare. */
+  private H2Database clientDatabase(Path dir) {
+    return H2Database.builder().file(dir.resolve("client")).maxPoolSize(concurrency + 4).build();
+  }
 
   /** A timed section: commands per second and this process's CPU time per command. */
   private record Measured(double perSecond, double cpuMicrosPerCommand) {}
@@ -208,8 +215,7 @@ final class ReplayBenchmark {
 
   private Measured rawPosts(List<CommandId> roundIds, boolean shortKeys) throws Exception {
     Path dir = Files.createTempDirectory("replay-bench");
-    try (H2Database serverDb = H2Database.builder().file(dir.resolve("server"))
-        .maxPoolSize(24).build()) {
+    try (H2Database serverDb = serverDatabase(dir)) {
       IdempotentServer server = server(serverDb);
       OkHttpClient client = BenchSupport.client(concurrency);
       String url = server.baseUrl() + "/" + NotesApplication.OPERATION;
@@ -235,10 +241,8 @@ final class ReplayBenchmark {
 
   private Measured replay(List<CommandId> roundIds) throws Exception {
     Path dir = Files.createTempDirectory("replay-bench");
-    try (H2Database serverDb = H2Database.builder().file(dir.resolve("server"))
-            .maxPoolSize(24).build();
-        H2Database clientDb = H2Database.builder().file(dir.resolve("client"))
-            .maxPoolSize(concurrency + 4).build()) {
+    try (H2Database serverDb = serverDatabase(dir);
+        H2Database clientDb = clientDatabase(dir)) {
       IdempotentServer server = server(serverDb);
       H2OutboxStore store = H2OutboxStore.create(clientDb);
       Outbox<Connection> outbox = Outbox.builder(store).build();
