@@ -163,10 +163,7 @@ class StoreHeaderRepairTest {
     assertThat(StoreHeaderRepair.repairIfUnheld(data)).contains("chunk 153b");
     // the name now points to another file in the same state: it is looked at, not the old one
     Files.delete(data);
-    try (InputStream in = StoreHeaderRepairTest.class.getResourceAsStream(
-        "/files/header-behind-after-kill.mv.db")) {
-      Files.copy(in, data);
-    }
+    copyResource("header-behind-after-kill.mv.db", data);
     assertThat(StoreHeaderRepair.repairIfUnheld(data)).contains("chunk 153b");
   }
 
@@ -183,11 +180,7 @@ class StoreHeaderRepairTest {
   @Test
   void aFileWhoseHeaderChunkANewerOneOverwroteIsRefusedAndLeftUntouched() throws Exception {
     Path base = dir.resolve("overwritten");
-    try (InputStream in = StoreHeaderRepairTest.class.getResourceAsStream(
-        "/files/header-overwritten-after-kill.mv.db")) {
-      assertThat(in).isNotNull();
-      Files.copy(in, H2Database.dataFile(base));
-    }
+    copyResource("header-overwritten-after-kill.mv.db", H2Database.dataFile(base));
     byte[] before = Files.readAllBytes(H2Database.dataFile(base));
     assertThatThrownBy(() -> H2Database.builder().file(base).multiProcess(false).build())
         .isInstanceOf(OutboxStorageException.class)
@@ -204,11 +197,15 @@ class StoreHeaderRepairTest {
 
   private Path copyOfTheKilledFile(String name) throws Exception {
     Path base = dir.resolve(name);
-    try (InputStream in = StoreHeaderRepairTest.class.getResourceAsStream(
-        "/files/header-behind-after-kill.mv.db")) {
-      assertThat(in).isNotNull();
-      Files.copy(in, H2Database.dataFile(base));
-    }
+    copyResource("header-behind-after-kill.mv.db", H2Database.dataFile(base));
     return base;
+  }
+
+  /** Copies the committed file {@code files/resource} to {@code target}. */
+  private static void copyResource(String resource, Path target) throws Exception {
+    try (InputStream in = StoreHeaderRepairTest.class.getResourceAsStream("/files/" + resource)) {
+      assertThat(in).as(resource).isNotNull();
+      Files.copy(in, target);
+    }
   }
 }
