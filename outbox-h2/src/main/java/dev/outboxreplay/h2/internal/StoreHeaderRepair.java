@@ -33,12 +33,15 @@ import org.h2.mvstore.DataUtils;
  * of 300 kills; {@code SET RETENTION_TIME 0}, which frees space sooner, lost one in the first
  * rounds.
  *
- * <p>The repair: when the file was not closed cleanly, and the chunk right after the one the
- * header names (version + 1) is in the file with a valid header and footer, exactly once, not
- * older than it, and neither where that chunk predicted nor at the end of the file (where H2
- * looks), the header (both copies) is rewritten to name that chunk, as H2 meant to. H2's
- * own recovery then follows the chain from there and checks, as always, that every chunk the
- * newest state refers to is present, falling back to an older state if not. Nothing else in the
+ * <p>The repair: when the file was not closed cleanly, it follows the chain H2's recovery
+ * follows (the header's chunk or the file's last chunk, then each chunk's {@code next}
+ * prediction) to where it ends. When the chunk of the next version is in the file with a valid
+ * header and footer, exactly once, not older, its chain is followed too, and so on; the header
+ * (both copies) is then rewritten to name the last chunk so reached, as H2 meant to. The chain
+ * can break more than once: a kill after a second write into free space and before the header
+ * write that would have named it, or a header that names a chunk whose successor was written
+ * where it predicted. H2's own recovery then checks, as always, that every chunk the newest
+ * state refers to is present, falling back to an older state if not. Nothing else in the
  * file is touched. Encrypted files are not looked at (their blocks are not readable here).
  */
 public final class StoreHeaderRepair {
@@ -48,6 +51,8 @@ public final class StoreHeaderRepair {
   private static final int CHUNK_HEADER_MAX = 1024;
   private static final int CHUNK_FOOTER = 128;
   private static final int SCAN_BLOCKS = 256;
+  /** H2's {@code Chunk.MAX_ID}: chunk ids wrap around at it. */
+  private static final int MAX_CHUNK_ID = (1 << 26) - 1;
   private static final byte[] CHUNK_PREFIX = "chunk:".getBytes(StandardCharsets.ISO_8859_1);
 
   /** A chunk found in the file: its header fields, and the block it starts at. */
@@ -188,7 +193,9 @@ public final class StoreHeaderRepair {
     long headerBlock = hex(header.getOrDefault("block", "0"));
     ByteBuffer scan = null;
     Chunk named = null;
-    List<Chunk> successors = new ArrayList<>();
+    Chunk tail = null;
+    Map<Long, Chunk> byBlock = new HashMap<>();
+    Map<Long, List<Chunk>> byVersion = new HashMap<>();
     // one sequential pass over the file, SCAN_BLOCKS at a time; only blocks that start like a
     // chunk header are looked at closer
     long scanStart = 2;
@@ -207,18 +214,36 @@ public final class StoreHeaderRepair {
       }
       if (c.version() == headerVersion && c.block() == headerBlock) {
         named = c;
-      } else if (c.version() == headerVersion + 1) {
-        successors.add(c);
       }
+      if (c.block() + c.length() == blocks) {
+        tail = c;
+      }
+      byBlock.put(c.block(), c);
+      byVersion.computeIfAbsent(c.version(), v -> new ArrayList<>()).add(c);
       // no skipping over a chunk's blocks: a dead chunk's header and footer may still be intact
       // around a newer chunk written inside its old space
     }
-    if (named == null || successors.size() != 1 || successors.get(0).time() < named.time()) {
-      return null; // nothing after the header's chunk, or not one unambiguous successor
+    if (named == null) {
+      return null; // the header's own chunk is gone: H2 decides (and the library's check refuses)
     }
-    Chunk next = successors.get(0);
-    if (next.block() == named.next() || next.block() + next.length() == blocks) {
-      return null; // H2 finds it: at the named chunk's prediction, or as the file's last chunk
+    // Where H2's recovery ends: the header's chunk or the file's last chunk, whichever is newer,
+    // then the chain of predictions (RandomAccessStore.readStoreHeader).
+    Chunk reached = followPredictions(tail != null && tail.version() > named.version() ? tail
+        : named, byBlock);
+    // The commits after it: each time exactly one chunk of the next version, not older, written
+    // where no prediction leads (H2 was killed before the header that would name it), and the
+    // chain from it. Several breaks happen when the header named a chunk whose successor was
+    // predicted, or when H2 was killed before the header write of a later break.
+    Chunk next = reached;
+    while (true) {
+      List<Chunk> successors = byVersion.getOrDefault(next.version() + 1, List.of());
+      if (successors.size() != 1 || successors.get(0).time() < next.time()) {
+        break; // nothing after it, or not one unambiguous successor
+      }
+      next = followPredictions(successors.get(0), byBlock);
+    }
+    if (next == reached) {
+      return null; // H2 finds the newest commit itself
     }
     HashMap<String, String> repaired = new HashMap<>(header);
     repaired.remove("fletcher");
@@ -241,9 +266,23 @@ public final class StoreHeaderRepair {
     }
     channel.force(true);
     return "the store header of " + file + " named chunk " + header.get("chunk") + " (version "
-        + headerVersion + ") although chunk " + Integer.toHexString(next.id()) + " (version "
-        + next.version() + ") was written after it where H2's recovery does not look; the header "
-        + "now names it, so the commits in it and after it are recovered";
+        + headerVersion + "), from which H2's recovery reaches chunk "
+        + Integer.toHexString(reached.id()) + " (version " + reached.version() + "), although chunk "
+        + Integer.toHexString(next.id()) + " (version " + next.version() + ") was written after "
+        + "it; the header now names it, so the commits up to it are recovered";
+  }
+
+  /** The last chunk of the chain of {@code next} predictions from {@code from}, as H2 follows it. */
+  private static Chunk followPredictions(Chunk from, Map<Long, Chunk> byBlock) {
+    Chunk c = from;
+    while (c.next() != 0) {
+      Chunk n = byBlock.get(c.next());
+      if (n == null || n.id() != ((c.id() + 1) & MAX_CHUNK_ID) || n.version() <= c.version()) {
+        break;
+      }
+      c = n;
+    }
+    return c;
   }
 
   private static boolean startsLikeAChunk(ByteBuffer scan, int offset) {
