@@ -20,9 +20,14 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import picocli.CommandLine;
 
 /** The outbox tool's contract: output shapes, exit codes, and bad input losing nothing. */
+@Execution(ExecutionMode.CONCURRENT) // beside other classes (junit-platform.properties)
+@ResourceLock("CliTest") // its own methods one after another
 class CliTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 

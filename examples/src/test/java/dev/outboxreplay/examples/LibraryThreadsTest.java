@@ -21,6 +21,7 @@ import okhttp3.HttpUrl;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Isolated;
 
 /**
  * Every thread the library and its parts start while an application runs (the pool, H2's
@@ -28,6 +29,7 @@ import org.junit.jupiter.api.io.TempDir;
  * reference server's Jetty threads and workers) is a daemon thread, so none keeps the JVM alive,
  * and none is left after {@code close()}.
  */
+@Isolated("it counts the threads of the whole JVM")
 class LibraryThreadsTest {
   @TempDir Path dir;
 

@@ -20,6 +20,9 @@ import java.util.SplittableRandom;
 import dev.outboxreplay.testkit.Seeds;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Durable accept under real process kills: whatever a child printed after {@code accept}
@@ -29,6 +32,8 @@ import org.junit.jupiter.api.io.TempDir;
  * and every fencing token is larger than all those handed out before it.
  * Set {@code -Dcrash.seed=N} to replay a run; the seed is printed.
  */
+@Execution(ExecutionMode.CONCURRENT) // beside other classes (junit-platform.properties)
+@ResourceLock("AcceptCrashTest") // its own methods one after another
 class AcceptCrashTest {
   private static final int ROUNDS = 20;
 

@@ -17,9 +17,14 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Set;
 import java.util.SplittableRandom;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionException;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Two receiver processes share one inbox file and receive the same stream with duplicates; 20
@@ -30,6 +35,8 @@ import org.junit.jupiter.api.io.TempDir;
  * leave every consumed message consumed exactly once (one consume log row, one ratchet step) and
  * projected exactly once. Set {@code -Dcrash.seed=N} to replay; the seed is printed.
  */
+@Execution(ExecutionMode.CONCURRENT) // beside other classes (junit-platform.properties)
+@ResourceLock("InboxCrashTest") // its own methods one after another
 class InboxCrashTest {
   private static final int ROUNDS = 20;
   private static final int MESSAGES = 150;
@@ -166,13 +173,28 @@ class InboxCrashTest {
 
   /** Both files, opened together and closed together. */
   private record OpenFiles(H2Database inbox, H2Database history) implements AutoCloseable {
+    /**
+     * Opens the two files at once: after a kill each open waits out H2's check of the killed
+     * process's lock file (about 2 s), and nothing in the checks depends on the order.
+     */
     static OpenFiles open(Path inboxFile, Path historyFile) {
-      H2Database inbox = H2Database.open(inboxFile);
+      CompletableFuture<H2Database> history = CompletableFuture.supplyAsync(
+          () -> H2Database.open(historyFile), task -> new Thread(task, "open-history").start());
+      H2Database inbox;
       try {
-        return new OpenFiles(inbox, H2Database.open(historyFile));
+        inbox = H2Database.open(inboxFile);
       } catch (RuntimeException e) {
-        inbox.close();
+        H2Database opened = history.handle((db, failure) -> db).join();
+        if (opened != null) {
+          opened.close();
+        }
         throw e;
+      }
+      try {
+        return new OpenFiles(inbox, history.join());
+      } catch (CompletionException e) {
+        inbox.close();
+        throw e.getCause() instanceof RuntimeException cause ? cause : e;
       }
     }
 

@@ -15,6 +15,9 @@ import java.util.Set;
 import java.util.SplittableRandom;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Real kills exactly at the inbox's failure points: a receiver child ({@link InboxReceiverChild})
@@ -27,6 +30,8 @@ import org.junit.jupiter.api.io.TempDir;
  * is projected once, and every receive that returned is in the inbox ({@link
  * InboxCrashTest#verify}). Seeded: {@code -Dkill.seed=N}.
  */
+@Execution(ExecutionMode.CONCURRENT) // beside other classes (junit-platform.properties)
+@ResourceLock("InboxFailurePointKillTest") // its own methods one after another
 class InboxFailurePointKillTest {
   static final int HALTED = 137;
   private static final List<FailurePoint> POINTS = List.of(

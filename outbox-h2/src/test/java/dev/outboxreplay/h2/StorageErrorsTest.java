@@ -39,6 +39,9 @@ import java.util.concurrent.atomic.AtomicLong;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.EnumSource;
 import org.junit.jupiter.params.provider.ValueSource;
@@ -49,6 +52,8 @@ import org.junit.jupiter.params.provider.ValueSource;
  * by themselves: calls caught in the handover are run again by the library where that is safe,
  * and return within the bound (target 2 s) instead of failing.
  */
+@Execution(ExecutionMode.CONCURRENT) // beside other classes (junit-platform.properties)
+@ResourceLock("StorageErrorsTest") // its own methods one after another
 class StorageErrorsTest {
   static final Duration CHILD = Duration.ofSeconds(60);
 

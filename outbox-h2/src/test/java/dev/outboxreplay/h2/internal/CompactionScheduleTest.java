@@ -38,15 +38,17 @@ class CompactionScheduleTest {
   @Test
   void closeReturnsWithoutWaitingForTheNextRun() throws InterruptedException {
     JdbcDataSource h2 = new JdbcDataSource();
-    h2.setURL("jdbc:h2:" + dir.resolve("db"));
-    CompactionSchedule schedule =
-        new CompactionSchedule(h2, dir.resolve("db.mv.db"), Duration.ofHours(1), BUDGET);
+    // a name no other test's file has: the thread is found by it below, and kill tests run
+    // beside this class (junit-platform.properties)
+    h2.setURL("jdbc:h2:" + dir.resolve("schedule-close"));
+    CompactionSchedule schedule = new CompactionSchedule(h2, dir.resolve("schedule-close.mv.db"),
+        Duration.ofHours(1), BUDGET);
     // a next run waiting in the timer must not hold close for its delay (or budget + 5 s)
     assertTimeoutPreemptively(Duration.ofSeconds(3), schedule::close);
     // and the schedule's thread ends, not parked on that waiting run (a bounded join: the
     // thread may still be leaving its last frame when close returns)
     for (Thread t : Thread.getAllStackTraces().keySet()) {
-      if (t.getName().equals("outbox-h2-compaction:db.mv.db")) {
+      if (t.getName().equals("outbox-h2-compaction:schedule-close.mv.db")) {
         t.join(Duration.ofSeconds(5).toMillis());
         assertThat(t.isAlive()).as("the compaction thread after close").isFalse();
       }
