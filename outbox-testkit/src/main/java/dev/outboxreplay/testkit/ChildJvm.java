@@ -40,7 +40,6 @@ public final class ChildJvm implements AutoCloseable {
     command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
     command.add("-Xmx256m");
     command.add("-XX:TieredStopAtLevel=1");
-    command.add("-XX:+UseSerialGC");
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(mainClass.getName());
