@@ -32,6 +32,9 @@ import org.junit.jupiter.api.io.TempDir;
 class StoreHeaderRepairTest {
   /** The accept the child printed as returned ({@code ACK ... 320 0 END}) before the kill. */
   static final CommandId LAST_ACCEPT = CommandId.parse("01a23335-3582-702b-9379-bea507deb920");
+  /** Commands in the file, and whether {@link #LAST_ACCEPT} is one of them. */
+  static final String ROWS_AND_LAST_ACCEPT = "SELECT COUNT(*), COUNT(CASE WHEN command_id = '"
+      + LAST_ACCEPT + "' THEN 1 END) FROM outbox_command";
 
   @TempDir Path dir;
 
@@ -40,9 +43,7 @@ class StoreHeaderRepairTest {
     Path base = copyOfTheKilledFile("plain");
     try (Connection c = DriverManager.getConnection("jdbc:h2:file:" + base + ";IFEXISTS=TRUE",
         "sa", "");
-        ResultSet rs = c.createStatement().executeQuery("SELECT COUNT(*), "
-            + "COUNT(CASE WHEN command_id = '" + LAST_ACCEPT + "' THEN 1 END) "
-            + "FROM outbox_command")) {
+        ResultSet rs = c.createStatement().executeQuery(ROWS_AND_LAST_ACCEPT)) {
       rs.next();
       // if this fails, H2's recovery no longer has the gap: the repair may be retired
       assertThat(rs.getLong(2)).as("the last accept, as plain H2 opens the file").isZero();
@@ -140,9 +141,7 @@ class StoreHeaderRepairTest {
       RetryingOpenDataSource pool = new RetryingOpenDataSource(
           "jdbc:h2:file:" + base + ";IFEXISTS=TRUE", null, true, data, H2Database.OPEN_RACE_RETRY);
       try (Connection c = pool.getConnection();
-          ResultSet rs = c.createStatement().executeQuery("SELECT COUNT(*), "
-              + "COUNT(CASE WHEN command_id = '" + LAST_ACCEPT + "' THEN 1 END) "
-              + "FROM outbox_command")) {
+          ResultSet rs = c.createStatement().executeQuery(ROWS_AND_LAST_ACCEPT)) {
         rs.next();
         assertThat(rs.getLong(2)).as("the accept that had returned before the kill").isOne();
         assertThat(rs.getLong(1)).isEqualTo(527);
@@ -152,6 +151,38 @@ class StoreHeaderRepairTest {
       }
     } finally {
       FileCheck.closedHere(data);
+    }
+  }
+
+  /**
+   * H2 taking the file over inside {@code getConnection} without the pool's look before it: the
+   * look ran while the killed server still held the file (so it did nothing), and the server was
+   * gone when H2 connected. The library's URL sends the file through {@link
+   * dev.outboxreplay.h2.internal.RecoveringFileSystem}, which repairs the header the moment H2
+   * holds the lock, before H2 reads it. A plain-file URL on the same file loses the accept.
+   */
+  @Test
+  void h2TakingTheFileOverItselfRepairsTheHeaderUnderItsOwnLock() throws Exception {
+    Path base = copyOfTheKilledFile("inside-h2");
+    dev.outboxreplay.h2.internal.RecoveringFileSystem.register();
+    RetryingOpenDataSource noLookFirst = new RetryingOpenDataSource(
+        "jdbc:h2:" + dev.outboxreplay.h2.internal.RecoveringFileSystem.SCHEME + ":" + base
+            + ";IFEXISTS=TRUE;AUTO_SERVER=TRUE;FILE_LOCK=SOCKET", null, true, null,
+        H2Database.OPEN_RACE_RETRY);
+    try (Connection c = noLookFirst.getConnection();
+        ResultSet rs = c.createStatement().executeQuery(ROWS_AND_LAST_ACCEPT)) {
+      rs.next();
+      assertThat(rs.getLong(2)).as("the accept that had returned before the kill").isOne();
+      assertThat(rs.getLong(1)).isEqualTo(527);
+    }
+    Path plain = copyOfTheKilledFile("inside-h2-plain");
+    RetryingOpenDataSource plainUrl = new RetryingOpenDataSource("jdbc:h2:file:" + plain
+        + ";IFEXISTS=TRUE;AUTO_SERVER=TRUE;FILE_LOCK=SOCKET", null, true, null,
+        H2Database.OPEN_RACE_RETRY);
+    try (Connection c = plainUrl.getConnection();
+        ResultSet rs = c.createStatement().executeQuery("SELECT COUNT(*) FROM outbox_command")) {
+      rs.next();
+      assertThat(rs.getLong(1)).as("plain H2 on the same file").isEqualTo(526);
     }
   }
 
@@ -184,9 +215,7 @@ class StoreHeaderRepairTest {
     Files.copy(data, H2Database.dataFile(plain));
     try (Connection c = DriverManager.getConnection("jdbc:h2:file:" + plain + ";IFEXISTS=TRUE",
         "sa", "");
-        ResultSet rs = c.createStatement().executeQuery("SELECT COUNT(*), "
-            + "COUNT(CASE WHEN command_id = '" + LAST_ACCEPT + "' THEN 1 END) "
-            + "FROM outbox_command")) {
+        ResultSet rs = c.createStatement().executeQuery(ROWS_AND_LAST_ACCEPT)) {
       rs.next();
       assertThat(rs.getLong(2)).as("the last accept, as plain H2 opens the file").isZero();
     }

@@ -96,7 +96,12 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
   }
 
   private String jdbcUrl() {
-    StringBuilder url = new StringBuilder("jdbc:h2:file:").append(file)
+    RecoveringFileSystem.register();
+    // a plain file goes through RecoveringFileSystem: the header repair runs again under H2's
+    // own lock when H2 itself takes the file over inside getConnection
+    StringBuilder url = new StringBuilder("jdbc:h2:")
+        .append(encryptionKey == null ? RecoveringFileSystem.SCHEME : "file").append(':')
+        .append(file)
         .append(";WRITE_DELAY=0")
         // no .trace.db: it is created with the umask and may quote statements and values
         .append(";TRACE_LEVEL_FILE=0")

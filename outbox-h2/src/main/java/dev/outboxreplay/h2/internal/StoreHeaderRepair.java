@@ -139,6 +139,23 @@ public final class StoreHeaderRepair {
     }
   }
 
+  /**
+   * Repairs {@code file} through {@code channel}, on which the caller (H2, through {@link
+   * RecoveringFileSystem}) has just taken the exclusive lock and from which it has not read yet;
+   * logs a change as a warning, and a failure to look as a warning too, never thrown.
+   */
+  static void repairLockedLogged(FileChannel channel, Path file) {
+    try {
+      String repaired = repair(channel, file);
+      if (repaired != null) {
+        LOG.warn("Repaired as H2 took the file over: {}", repaired);
+      }
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Could not check the store header of {} for commits H2's recovery would miss: {}",
+          file, e.toString());
+    }
+  }
+
   private static void closeQuietly(FileChannel channel) {
     try {
       channel.close();
