@@ -1,4 +1,7 @@
-/** The H2 stores: API in {@code dev.outboxreplay.h2}; {@code internal} is not exported. */
+/**
+ * The H2 stores: API in {@code dev.outboxreplay.h2}; {@code internal} is exported only to H2,
+ * which instantiates its file system plug-in ({@code RecoveringFileSystem}) by reflection.
+ */
 // "module": the name ends in "h2", as it always did; H2 declares a stable Automatic-Module-Name
 @SuppressWarnings({"module", "requires-automatic"})
 module dev.outboxreplay.h2 {
@@ -9,4 +12,5 @@ module dev.outboxreplay.h2 {
   requires org.slf4j;
 
   exports dev.outboxreplay.h2;
+  exports dev.outboxreplay.h2.internal to com.h2database;
 }
