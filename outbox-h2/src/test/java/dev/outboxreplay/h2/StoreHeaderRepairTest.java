@@ -8,6 +8,7 @@ import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.Payload;
 import dev.outboxreplay.h2.internal.FileCheck;
+import dev.outboxreplay.h2.internal.RecoveringFileSystem;
 import dev.outboxreplay.h2.internal.RetryingOpenDataSource;
 import dev.outboxreplay.h2.internal.StoreHeaderRepair;
 import dev.outboxreplay.testkit.ChildJvm;
@@ -129,73 +130,84 @@ class StoreHeaderRepairTest {
    * The takeover path: this JVM has the file open through an {@code H2Database} whose
    * connections went to the process serving it, that process was killed, and the pool's next
    * connection opens the file itself. H2 runs its recovery inside that {@code getConnection},
-   * after the library's check at start (which skipped the file: it was in use).
+   * after the library's check at start (which skipped the file: it was in use), and after any
+   * look the library could take before the call (the killed process may still hold the file
+   * then). The library's URL sends the file through {@link RecoveringFileSystem}, which repairs
+   * the header the moment H2 holds the lock, before H2 reads it, through H2's own channel. A
+   * plain-file URL on the same file loses the accept.
    */
   @Test
-  void aConnectionThatTakesTheFileOverRepairsItsHeaderFirst() throws Exception {
+  void aConnectionThatTakesTheFileOverRepairsItsHeaderUnderH2sLock() throws Exception {
     Path base = copyOfTheKilledFile("takeover");
     Path data = H2Database.dataFile(base);
     FileCheck.openedHere(data); // as a client of the killed process, this JVM "has it open"
     try {
       assertThat(FileCheck.verifyBeforeOpen(data, null, true)).as("skipped: in use").isTrue();
-      RetryingOpenDataSource pool = new RetryingOpenDataSource(
-          "jdbc:h2:file:" + base + ";IFEXISTS=TRUE", null, true, data, H2Database.OPEN_RACE_RETRY);
-      try (Connection c = pool.getConnection();
-          ResultSet rs = c.createStatement().executeQuery(ROWS_AND_LAST_ACCEPT)) {
-        rs.next();
-        assertThat(rs.getLong(2)).as("the accept that had returned before the kill").isOne();
-        assertThat(rs.getLong(1)).isEqualTo(527);
-        // H2 holds the file now: a second look neither repairs nor drops H2's lock
-        assertThat(StoreHeaderRepair.repairIfUnheld(data)).isNull();
-        assertThat(lockSeenByAnotherProcess(data)).as("after the look").isEqualTo("LOCKED");
+      RetryingOpenDataSource pool = new RetryingOpenDataSource(recoveringUrl(base), null, true,
+          H2Database.OPEN_RACE_RETRY);
+      try (Connection c = pool.getConnection()) {
+        assertThat(rowsAndLastAccept(c)).as("commands, and the accept that had returned before "
+            + "the kill").containsExactly(527, 1);
+        // H2 holds the file now: a second connection neither repairs again nor drops H2's lock
+        try (Connection second = pool.getConnection()) {
+          assertThat(rowsAndLastAccept(second)).containsExactly(527, 1);
+        }
+        assertThat(lockSeenByAnotherProcess(data)).as("after the second connection")
+            .isEqualTo("LOCKED");
       }
     } finally {
       FileCheck.closedHere(data);
     }
+    Path plain = copyOfTheKilledFile("takeover-plain");
+    RetryingOpenDataSource plainUrl = new RetryingOpenDataSource("jdbc:h2:file:" + plain
+        + ";IFEXISTS=TRUE;AUTO_SERVER=TRUE;FILE_LOCK=SOCKET", null, true,
+        H2Database.OPEN_RACE_RETRY);
+    try (Connection c = plainUrl.getConnection()) {
+      assertThat(rowsAndLastAccept(c)).as("plain H2 on the same file").containsExactly(526, 0);
+    }
   }
 
   /**
-   * H2 taking the file over inside {@code getConnection} without the pool's look before it: the
-   * look ran while the killed server still held the file (so it did nothing), and the server was
-   * gone when H2 connected. The library's URL sends the file through {@link
-   * dev.outboxreplay.h2.internal.RecoveringFileSystem}, which repairs the header the moment H2
-   * holds the lock, before H2 reads it. A plain-file URL on the same file loses the accept.
+   * Every open looks at the file behind the name as it is then: a new file is created with
+   * nothing to repair, and a file replaced under the same name after a repaired open is looked
+   * at again, not taken for the one before.
    */
   @Test
-  void h2TakingTheFileOverItselfRepairsTheHeaderUnderItsOwnLock() throws Exception {
-    Path base = copyOfTheKilledFile("inside-h2");
-    dev.outboxreplay.h2.internal.RecoveringFileSystem.register();
-    RetryingOpenDataSource noLookFirst = new RetryingOpenDataSource(
-        "jdbc:h2:" + dev.outboxreplay.h2.internal.RecoveringFileSystem.SCHEME + ":" + base
-            + ";IFEXISTS=TRUE;AUTO_SERVER=TRUE;FILE_LOCK=SOCKET", null, true, null,
-        H2Database.OPEN_RACE_RETRY);
-    try (Connection c = noLookFirst.getConnection();
-        ResultSet rs = c.createStatement().executeQuery(ROWS_AND_LAST_ACCEPT)) {
-      rs.next();
-      assertThat(rs.getLong(2)).as("the accept that had returned before the kill").isOne();
-      assertThat(rs.getLong(1)).isEqualTo(527);
+  void everyOpenLooksAtTheFileItFindsNewOrReplaced() throws Exception {
+    RetryingOpenDataSource fresh = new RetryingOpenDataSource(
+        recoveringUrl(dir.resolve("absent")), null, true, H2Database.OPEN_RACE_RETRY);
+    try (Connection c = fresh.getConnection();
+        ResultSet rs = c.createStatement().executeQuery("SELECT 1")) {
+      assertThat(rs.next()).as("a new file opens").isTrue();
     }
-    Path plain = copyOfTheKilledFile("inside-h2-plain");
-    RetryingOpenDataSource plainUrl = new RetryingOpenDataSource("jdbc:h2:file:" + plain
-        + ";IFEXISTS=TRUE;AUTO_SERVER=TRUE;FILE_LOCK=SOCKET", null, true, null,
-        H2Database.OPEN_RACE_RETRY);
-    try (Connection c = plainUrl.getConnection();
-        ResultSet rs = c.createStatement().executeQuery("SELECT COUNT(*) FROM outbox_command")) {
-      rs.next();
-      assertThat(rs.getLong(1)).as("plain H2 on the same file").isEqualTo(526);
+    assertThat(H2Database.dataFile(dir.resolve("absent"))).exists();
+    Path base = copyOfTheKilledFile("replaced");
+    Path data = H2Database.dataFile(base);
+    for (int open = 0; open < 2; open++) {
+      RetryingOpenDataSource pool = new RetryingOpenDataSource(recoveringUrl(base), null, true,
+          H2Database.OPEN_RACE_RETRY);
+      try (Connection c = pool.getConnection()) {
+        assertThat(rowsAndLastAccept(c)).as("open %d", open).containsExactly(527, 1);
+      }
+      // the name now points to another file in the same state: it is looked at, not the old one
+      Files.delete(data);
+      copyResource("header-behind-after-kill.mv.db", data);
     }
   }
 
-  @Test
-  void theTakeoverLookSkipsNewFilesAndFilesAnotherNameNowPointsTo() throws Exception {
-    assertThat(StoreHeaderRepair.repairIfUnheld(dir.resolve("absent.mv.db"))).isNull();
-    Path base = copyOfTheKilledFile("replaced");
-    Path data = H2Database.dataFile(base);
-    assertThat(StoreHeaderRepair.repairIfUnheld(data)).contains("chunk 153c (version 5436)");
-    // the name now points to another file in the same state: it is looked at, not the old one
-    Files.delete(data);
-    copyResource("header-behind-after-kill.mv.db", data);
-    assertThat(StoreHeaderRepair.repairIfUnheld(data)).contains("chunk 153c (version 5436)");
+  /** The library's URL for a plain file, as the pool opens it in multi-process mode. */
+  private static String recoveringUrl(Path base) {
+    RecoveringFileSystem.register();
+    return "jdbc:h2:" + RecoveringFileSystem.SCHEME + ":" + base
+        + ";AUTO_SERVER=TRUE;FILE_LOCK=SOCKET";
+  }
+
+  /** The number of commands, and 1 when {@link #LAST_ACCEPT} is one of them, else 0. */
+  private static long[] rowsAndLastAccept(Connection c) throws java.sql.SQLException {
+    try (ResultSet rs = c.createStatement().executeQuery(ROWS_AND_LAST_ACCEPT)) {
+      rs.next();
+      return new long[] {rs.getLong(1), rs.getLong(2)};
+    }
   }
 
   /**

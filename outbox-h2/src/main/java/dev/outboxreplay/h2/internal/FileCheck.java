@@ -84,7 +84,7 @@ public final class FileCheck {
       return true;
     }
     if (repairHeader && fileKey == null) {
-      StoreHeaderRepair.repairLogged(file, false, "before opening");
+      StoreHeaderRepair.repairLogged(file, "before opening");
     }
     MVStore store;
     try {

@@ -73,9 +73,7 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
     // opening retries H2's lock-file races at a short pace, not at the pool's growing back-off
     boolean shared = multiProcess && !readOnlyFile;
     config.setDataSource(new RetryingOpenDataSource(
-        readOnlyFile ? readOnlyUrl() : jdbcUrl(), encryptionKey, shared,
-        shared && !readOnly && encryptionKey == null ? dataFile() : null,
-        openWait));
+        readOnlyFile ? readOnlyUrl() : jdbcUrl(), encryptionKey, shared, openWait));
     config.setReadOnly(readOnly);
     config.setMinimumIdle(1);
     config.setMaximumPoolSize(maxPoolSize);

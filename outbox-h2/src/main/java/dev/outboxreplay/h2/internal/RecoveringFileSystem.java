@@ -15,33 +15,29 @@ import org.h2.store.fs.FilePathWrapper;
  * file through H2's own channel and under H2's own lock, and repairs a header that lags behind
  * the file's last commits.
  *
- * <p>Why here and not only before {@code getConnection}: in multi-process mode a connection whose
- * serving process was just killed is opened by H2 itself. The look the pool runs first finds
- * the file still locked while the killed process is being torn down, and does nothing; by the
- * time H2 connects, the server is gone and H2 opens the file and runs its recovery, with the
- * header unrepaired, and the killed process's last commits were lost without an error. Seen as
- * lost accepts in {@code OutboxSoakTest} when the machine was busy (a kill takes longer to
- * complete then). Under H2's lock no other process can open or write the file meanwhile.
+ * <p>Why here and not before {@code getConnection}: in multi-process mode a connection whose
+ * serving process was just killed is opened by H2 itself. A look before the call found the file
+ * still locked while the killed process was being torn down, and did nothing; by the time H2
+ * connected, the server was gone and H2 opened the file and ran its recovery with the header
+ * unrepaired, and the killed process's last commits were lost without an error. Seen as lost
+ * accepts in {@code OutboxSoakTest} when the machine was busy (a kill takes longer to complete
+ * then). Under H2's lock no other process can open or write the file meanwhile.
  *
  * <p>Used as the {@code outboxrecover:} prefix of the library's file URLs; every other file
  * operation goes straight to the default file system. Registered with H2 by {@link #register}.
  * It relies on H2 2.5's {@code SingleFileStore} taking the lock right after opening the channel
  * and before reading anything: {@code
- * StoreHeaderRepairTest.h2TakingTheFileOverItselfRepairsTheHeaderUnderItsOwnLock} fails if an
- * H2 upgrade changes that.
+ * StoreHeaderRepairTest.aConnectionThatTakesTheFileOverRepairsItsHeaderUnderH2sLock} fails
+ * if an H2 upgrade changes that.
  */
 public final class RecoveringFileSystem extends FilePathWrapper {
   /** The URL prefix (without the colon). */
   public static final String SCHEME = "outboxrecover";
   private static final RecoveringFileSystem INSTANCE = new RecoveringFileSystem();
 
-  static {
-    FilePath.register(INSTANCE);
-  }
-
   /** Makes the scheme known to H2 in this JVM; idempotent. */
   public static void register() {
-    // the static initializer did it
+    FilePath.register(INSTANCE);
   }
 
   @Override

@@ -1,7 +1,6 @@
 package dev.outboxreplay.h2.internal;
 
 import java.io.PrintWriter;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
@@ -22,8 +21,6 @@ public final class RetryingOpenDataSource implements DataSource {
   /** Failures retried besides handovers (see the constructor's {@code multiProcess}). */
   private final java.util.function.Predicate<SQLException> alsoRetry;
   private volatile int loginTimeoutSeconds;
-  /** The data file whose store header is repaired before each open, or null. */
-  private final Path repairBeforeOpen;
   /** How long an open keeps retrying after its first failure. */
   private final java.time.Duration openWait;
 
@@ -33,16 +30,10 @@ public final class RetryingOpenDataSource implements DataSource {
    * @param multiProcess whether the URL opens the file in H2's multi-process mode; then a file
    *     locked by a process that names no server yet is opened again too ({@link
    *     H2Errors#isLockedWithoutServer}), as that process is starting or closing
-   * @param repairBeforeOpen the {@code .mv.db} file to give {@link
-   *     StoreHeaderRepair#repairIfUnheld} before every attempt to open a connection, or null. In
-   *     multi-process mode a connection may be the one that takes the file over after the
-   *     process serving it was killed, and H2 runs its recovery inside that open, after the
-   *     library's own check ran at start
    * @param openWait how long an open keeps retrying after its first failure
    */
   public RetryingOpenDataSource(String url, char[] fileKey, boolean multiProcess,
-      Path repairBeforeOpen, java.time.Duration openWait) {
-    this.repairBeforeOpen = repairBeforeOpen;
+      java.time.Duration openWait) {
     this.openWait = java.util.Objects.requireNonNull(openWait, "openWait == null");
     this.alsoRetry = multiProcess ? H2Errors::isLockedWithoutServer : e -> false;
     h2.setURL(url);
@@ -59,16 +50,10 @@ public final class RetryingOpenDataSource implements DataSource {
 
   @Override
   public Connection getConnection() throws SQLException {
-    return Handover.retry(() -> {
-      repairHeaderIfUnheld();
-      return h2.getConnection();
-    }, alsoRetry, openWait);
-  }
-
-  private void repairHeaderIfUnheld() {
-    if (repairBeforeOpen != null) {
-      StoreHeaderRepair.repairLogged(repairBeforeOpen, true, "before taking the file over");
-    }
+    // A connection may be the one that takes the file over after the process serving it was
+    // killed: H2 then runs its recovery inside this call, and RecoveringFileSystem (in the URL)
+    // repairs the store header first, under H2's lock.
+    return Handover.retry(h2::getConnection, alsoRetry, openWait);
   }
 
   @Override

@@ -4,19 +4,14 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
-import java.io.UncheckedIOException;
 import java.nio.channels.OverlappingFileLockException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import org.h2.mvstore.DataUtils;
 
 /**
@@ -43,6 +38,11 @@ import org.h2.mvstore.DataUtils;
  * where it predicted. H2's own recovery then checks, as always, that every chunk the newest
  * state refers to is present, falling back to an older state if not. Nothing else in the
  * file is touched. Encrypted files are not looked at (their blocks are not readable here).
+ *
+ * <p>It runs at two moments: {@link FileCheck} before the library's first open of a file no
+ * process holds, and {@link RecoveringFileSystem} each time H2 takes the file's exclusive lock,
+ * which includes a process taking the file over inside {@code getConnection} after the one
+ * serving it was killed.
  */
 public final class StoreHeaderRepair {
   private static final org.slf4j.Logger LOG =
@@ -58,109 +58,39 @@ public final class StoreHeaderRepair {
   /** A chunk found in the file: its header fields, and the block it starts at. */
   private record Chunk(long block, int id, long version, long length, long time, long next) {}
 
-  /**
-   * Per file, one channel for the whole JVM, never closed while the file is the same: closing
-   * any channel on a file drops every POSIX lock this process holds on it, H2's included.
-   */
-  private static final ConcurrentHashMap<Path, Held> HELD = new ConcurrentHashMap<>();
-
-  private record Held(Object fileKey, FileChannel channel) {}
-
   private StoreHeaderRepair() {}
 
   /**
-   * {@link #repairIfBehind}, for a file that H2 in this JVM may have open at the same time: a
-   * pool opening a connection after the process that served the file went away, where H2 takes
-   * the file over and runs its recovery inside {@code getConnection}. It never closes a channel
-   * on a file H2 may hold (see {@link #HELD}), and does nothing when H2 in this JVM or another
-   * process has the file open: only a file no one holds goes through recovery.
-   *
-   * @return what was changed, for the log, or null when nothing was
-   * @throws IOException when the file cannot be read or the header cannot be written
+   * Repairs {@code file} as {@link #repairIfBehind} does, logging a change as a warning; a
+   * failure to look is logged and left to H2, never thrown.
    */
-  public static String repairIfUnheld(Path file) throws IOException {
-    Path key = file.toAbsolutePath().normalize();
-    Object identity;
-    try {
-      identity = Files.readAttributes(key, BasicFileAttributes.class).fileKey();
-    } catch (NoSuchFileException e) {
-      return null; // a new file: nothing to recover
-    }
-    if (identity == null) {
-      // No file identity (Windows): locks there belong to a handle, and closing is safe.
-      return repairIfBehind(key);
-    }
-    Held held = HELD.compute(key, (k, old) -> {
-      if (old != null && old.fileKey().equals(identity)) {
-        return old;
-      }
-      if (old != null) {
-        closeQuietly(old.channel()); // another file now has this name; the old one is gone
-      }
-      try {
-        return new Held(identity, FileChannel.open(k, StandardOpenOption.READ,
-            StandardOpenOption.WRITE));
-      } catch (IOException e) {
-        throw new UncheckedIOException(e);
-      }
-    });
-    synchronized (held) {
-      FileLock lock;
-      try {
-        lock = held.channel().tryLock();
-      } catch (OverlappingFileLockException e) {
-        return null; // H2 in this JVM has it open
-      }
-      if (lock == null) {
-        return null; // another process has it open
-      }
-      try {
-        return repair(held.channel(), key);
-      } finally {
-        lock.release();
-      }
-    }
+  public static void repairLogged(Path file, String when) {
+    logged(file, when, () -> repairIfBehind(file));
   }
 
   /**
-   * Repairs {@code file} as {@link #repairIfUnheld} (when H2 in this JVM may hold the file) or
-   * {@link #repairIfBehind} does, logging a change as a warning; a failure to look is logged and
-   * left to H2, never thrown.
+   * Repairs {@code file} through {@code channel}, on which the caller (H2, through {@link
+   * RecoveringFileSystem}) has just taken the exclusive lock and from which it has not read yet;
+   * logged as {@link #repairLogged} is.
    */
-  public static void repairLogged(Path file, boolean mayBeHeldHere, String when) {
+  static void repairLockedLogged(FileChannel channel, Path file) {
+    logged(file, "as H2 took the file over", () -> repair(channel, file));
+  }
+
+  /** One look at the file: what it changed, for the log, or null. */
+  private interface Look {
+    String run() throws IOException;
+  }
+
+  private static void logged(Path file, String when, Look look) {
     try {
-      String repaired = mayBeHeldHere ? repairIfUnheld(file) : repairIfBehind(file);
+      String repaired = look.run();
       if (repaired != null) {
         LOG.warn("Repaired {}: {}", when, repaired);
       }
     } catch (IOException | RuntimeException e) {
       LOG.warn("Could not check the store header of {} for commits H2's recovery would miss: {}",
           file, e.toString());
-    }
-  }
-
-  /**
-   * Repairs {@code file} through {@code channel}, on which the caller (H2, through {@link
-   * RecoveringFileSystem}) has just taken the exclusive lock and from which it has not read yet;
-   * logs a change as a warning, and a failure to look as a warning too, never thrown.
-   */
-  static void repairLockedLogged(FileChannel channel, Path file) {
-    try {
-      String repaired = repair(channel, file);
-      if (repaired != null) {
-        LOG.warn("Repaired as H2 took the file over: {}", repaired);
-      }
-    } catch (IOException | RuntimeException e) {
-      LOG.warn("Could not check the store header of {} for commits H2's recovery would miss: {}",
-          file, e.toString());
-    }
-  }
-
-  private static void closeQuietly(FileChannel channel) {
-    try {
-      channel.close();
-    } catch (IOException e) {
-      // nothing held on it
     }
   }
 
@@ -284,12 +214,12 @@ public final class StoreHeaderRepair {
     channel.force(true);
     return "the store header of " + file + " named chunk " + header.get("chunk") + " (version "
         + headerVersion + "), from which H2's recovery reaches chunk "
-        + Integer.toHexString(reached.id()) + " (version " + reached.version() + "), although chunk "
-        + Integer.toHexString(next.id()) + " (version " + next.version() + ") was written after "
-        + "it; the header now names it, so the commits up to it are recovered";
+        + Integer.toHexString(reached.id()) + " (version " + reached.version()
+        + "), although chunk " + Integer.toHexString(next.id()) + " (version " + next.version()
+        + ") was written after it; the header now names it, so the commits up to it are recovered";
   }
 
-  /** The last chunk of the chain of {@code next} predictions from {@code from}, as H2 follows it. */
+  /** The last chunk of the chain of {@code next} predictions from {@code from}, as H2 takes it. */
   private static Chunk followPredictions(Chunk from, Map<Long, Chunk> byBlock) {
     Chunk c = from;
     while (c.next() != 0) {
