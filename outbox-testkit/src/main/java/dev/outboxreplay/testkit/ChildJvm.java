@@ -33,15 +33,18 @@ public final class ChildJvm implements AutoCloseable {
     reader.start();
   }
 
-  /** Starts {@code mainClass} with {@code args}; its stderr goes to {@code stderrFile}. */
+  /**
+   * Starts {@code mainClass} with {@code args}; its stderr goes to {@code stderrFile}. The child
+   * runs the current class path: packed into jars and started from a class-data archive made once
+   * per test JVM ({@link ChildClassData}) when that is ready, else as it is.
+   */
   public static ChildJvm start(Class<?> mainClass, Path stderrFile, String... args)
       throws IOException {
     List<String> command = new ArrayList<>();
-    command.add(Path.of(System.getProperty("java.home"), "bin", "java").toString());
+    command.add(ChildClassData.java());
     command.add("-Xmx256m");
     command.add("-XX:TieredStopAtLevel=1");
-    command.add("-cp");
-    command.add(System.getProperty("java.class.path"));
+    command.addAll(ChildClassData.options());
     command.add(mainClass.getName());
     command.addAll(List.of(args));
     Process process = new ProcessBuilder(command)
