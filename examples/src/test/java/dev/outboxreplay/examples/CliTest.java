@@ -22,12 +22,12 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.api.parallel.Execution;
 import org.junit.jupiter.api.parallel.ExecutionMode;
-import org.junit.jupiter.api.parallel.ResourceLock;
 import picocli.CommandLine;
 
 /** The outbox tool's contract: output shapes, exit codes, and bad input losing nothing. */
-@Execution(ExecutionMode.CONCURRENT) // beside other classes (junit-platform.properties)
-@ResourceLock("CliTest") // its own methods one after another
+// beside other classes and its own methods beside each other (junit-platform.properties): each
+// method has its own server, files and in-process tool runs
+@Execution(ExecutionMode.CONCURRENT)
 class CliTest {
   private static final ObjectMapper JSON = new ObjectMapper();
 

@@ -27,6 +27,9 @@ import java.util.SplittableRandom;
 import java.util.TreeMap;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Real kills at exact failure points: a child JVM ({@link HaltAtPointChild}) accepts commands and
@@ -38,6 +41,8 @@ import org.junit.jupiter.api.io.TempDir;
  * acked, every command took effect once at the server and had its answer applied once, in accept
  * order per entity. Seeded: {@code -Dkill.seed=N}.
  */
+@Execution(ExecutionMode.CONCURRENT) // beside other classes (junit-platform.properties)
+@ResourceLock("FailurePointKillTest") // its own methods one after another
 class FailurePointKillTest {
   private static final List<FailurePoint> POINTS = List.of(FailurePoint.BEFORE_OUTBOX_WRITE,
       FailurePoint.AFTER_OUTBOX_WRITE, FailurePoint.AFTER_CLAIM,

@@ -30,6 +30,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Several processes on one outbox file, under random SIGKILLs: two app instances accept
@@ -42,6 +45,8 @@ import org.junit.jupiter.api.io.TempDir;
  * applied once locally, has exactly one effect at the server, and each entity's effects arrived
  * in accept order. Set {@code -Dsoak.seed=N} to replay; the seed is printed.
  */
+@Execution(ExecutionMode.CONCURRENT) // beside other classes (junit-platform.properties)
+@ResourceLock("OutboxSoakTest") // its own methods one after another
 class OutboxSoakTest {
   private static final int ROUNDS = 10;
   private static final Duration QUIET = Duration.ofSeconds(60);

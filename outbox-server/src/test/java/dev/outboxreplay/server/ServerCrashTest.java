@@ -14,12 +14,17 @@ import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * The server process is SIGKILLed between receiving a request and answering it. The retry with
  * the same key gets a clean first processing (killed before the commit) or the stored answer
  * (killed after it), and never a second business effect.
  */
+@Execution(ExecutionMode.CONCURRENT) // beside other classes (junit-platform.properties)
+@ResourceLock("ServerCrashTest") // its own methods one after another
 class ServerCrashTest {
   @TempDir Path dir;
   final HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();

@@ -21,12 +21,17 @@ import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
+import org.junit.jupiter.api.parallel.ResourceLock;
 
 /**
  * Stalled clients (sending nothing, half a request line, a head and half a body) against the
  * reference receiver over real loopback sockets: they hold no request thread, each kind meets a
  * time limit, and the connection limit bounds them.
  */
+@Execution(ExecutionMode.CONCURRENT) // beside other classes (junit-platform.properties)
+@ResourceLock("SlowClientsTest") // its own methods one after another
 class SlowClientsTest {
   private static final String BODY = "{\"body\":\"hi\",\"entity\":\"n\",\"seq\":1}";
   private static final Duration GENEROUS = Duration.ofMinutes(5);
