@@ -27,6 +27,7 @@ public final class H2Errors {
    * H2 puts in the message as {@code [version/103]}): what a statement gets when the database
    * closes under it and rolls its session's transaction back.
    */
+  private static final String REMOTE_SESSION = "org.h2.engine.SessionRemote";
   private static final Pattern TRANSACTION_NOT_OPEN = Pattern.compile(
       "has status (ROLLING_BACK|ROLLED_BACK|CLOSED), not OPEN \\[[^\\]/]*/103]");
 
@@ -81,7 +82,10 @@ public final class H2Errors {
    * error, "Transaction N has status ROLLED_BACK, not OPEN"): nothing of that transaction was
    * committed, and the session is being closed. It also includes a statement H2 canceled: the
    * library sets no query timeouts and cancels nothing, so that is the closing database
-   * cancelling what its sessions run before it closes them.
+   * cancelling what its sessions run before it closes them. And it includes H2's client failing
+   * on its own closed session (a general error caused by a {@code NullPointerException} in
+   * {@code org.h2.engine.SessionRemote}): the serving process answered that it closed the
+   * session, H2 dropped the session's connections, and the next broken write then found none.
    */
   public static boolean isBrokenConnection(SQLException e) {
     for (SQLException s = e; s != null; s = s.getNextException()) {
@@ -94,11 +98,23 @@ public final class H2Errors {
           && TRANSACTION_NOT_OPEN.matcher(s.getMessage()).find()) {
         return true;
       }
+      if (code == GENERAL_ERROR && failedInClosedRemoteSession(s.getCause())) {
+        return true;
+      }
       if (s.getNextException() == s) {
         break;
       }
     }
     return false;
+  }
+
+  /** True for a {@code NullPointerException} thrown by H2's client session itself. */
+  private static boolean failedInClosedRemoteSession(Throwable cause) {
+    if (!(cause instanceof NullPointerException)) {
+      return false;
+    }
+    StackTraceElement[] frames = cause.getStackTrace();
+    return frames.length > 0 && frames[0].getClassName().equals(REMOTE_SESSION);
   }
 
   /** True when the failed statement may succeed if run again shortly. */

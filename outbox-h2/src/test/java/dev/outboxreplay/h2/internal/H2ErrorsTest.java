@@ -38,6 +38,35 @@ class H2ErrorsTest {
     assertThat(Handover.isHandover(canceled)).isTrue();
   }
 
+  /**
+   * H2's client after the serving process answered that it closed the session: the next broken
+   * write finds the session's connection list gone ({@code SessionRemote.removeServer}, seen in
+   * {@code StorageErrorsTest} when the server left during back-to-back accepts).
+   */
+  @Test
+  void theClientsOwnClosedSessionIsAHandover() {
+    NullPointerException inClient = new NullPointerException(
+        "Cannot invoke \"java.util.ArrayList.remove(int)\" because \"this.transferList\" is null");
+    inClient.setStackTrace(new StackTraceElement[] {
+        new StackTraceElement("org.h2.engine.SessionRemote", "removeServer",
+            "SessionRemote.java", 481),
+        new StackTraceElement("org.h2.engine.SessionRemote", "setSavepoint",
+            "SessionRemote.java", 300)});
+    SQLException closed = DbException.convert(inClient).getSQLException();
+    assertThat(closed.getErrorCode()).isEqualTo(50000);
+    assertThat(H2Errors.isBrokenConnection(closed)).isTrue();
+    assertThat(Handover.isHandover(closed)).isTrue();
+
+    NullPointerException elsewhere = new NullPointerException("in the engine");
+    elsewhere.setStackTrace(new StackTraceElement[] {
+        new StackTraceElement("org.h2.command.Command", "executeUpdate", "Command.java", 1),
+        new StackTraceElement("org.h2.engine.SessionRemote", "setSavepoint",
+            "SessionRemote.java", 300)});
+    assertThat(H2Errors.isBrokenConnection(DbException.convert(elsewhere).getSQLException()))
+        .as("a NullPointerException thrown elsewhere in H2 is a bug to report, not a handover")
+        .isFalse();
+  }
+
   @Test
   void otherGeneralErrorsAreNot() {
     // a committed transaction, or the same words under another storage error, are not a handover
