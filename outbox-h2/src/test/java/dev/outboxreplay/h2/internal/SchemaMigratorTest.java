@@ -22,22 +22,22 @@ class SchemaMigratorTest {
     }
   }
 
+  /** The error H2 gives {@code sql}, its code, and whether a migration runs again through it. */
+  private static void assertRace(String sql, int code, boolean race) throws SQLException {
+    SQLException e = errorOf(sql);
+    assertThat(e.getErrorCode()).as(sql).isEqualTo(code);
+    assertThat(SchemaMigrator.isRaceWithAnotherOpener(e)).as(sql).isEqualTo(race);
+  }
+
   @Test
   void aColumnOrTableAnotherOpenerIsStillCreatingIsARace() throws SQLException {
-    SQLException column = errorOf("UPDATE t SET first_sent_at = 1");
-    assertThat(column.getErrorCode()).isEqualTo(42122);
-    assertThat(SchemaMigrator.isRaceWithAnotherOpener(column)).isTrue();
-    SQLException table = errorOf("UPDATE missing SET id = 1");
-    assertThat(table.getErrorCode()).isEqualTo(42102);
-    assertThat(SchemaMigrator.isRaceWithAnotherOpener(table)).isTrue();
+    assertRace("UPDATE t SET first_sent_at = 1", 42122, true);
+    assertRace("UPDATE missing SET id = 1", 42102, true);
   }
 
   @Test
   void aStepThatIsWrongIsNot() throws SQLException {
-    SQLException syntax = errorOf("UPDATE t SET");
-    assertThat(syntax.getErrorCode()).isEqualTo(42001);
-    assertThat(SchemaMigrator.isRaceWithAnotherOpener(syntax)).isFalse();
-    SQLException type = errorOf("INSERT INTO t VALUES ('not a number')");
-    assertThat(SchemaMigrator.isRaceWithAnotherOpener(type)).isFalse();
+    assertRace("UPDATE t SET", 42001, false);
+    assertRace("INSERT INTO t VALUES ('not a number')", 22018, false);
   }
 }
