@@ -22,15 +22,14 @@ public final class SchemaMigrator {
   /**
    * H2 errors seen when processes that open one new file at the same moment run the same
    * idempotent steps at once: the "General error" (50000) while a server starts, and a table,
-   * column, index or sequence another session is creating at that instant reported as missing
-   * (42102, 42122) or as existing (42101, 42111, 42121, 90035) despite {@code IF [NOT] EXISTS}.
-   * Run again, the migration finds the other session's work and goes on. (42122: a step's
-   * {@code UPDATE} of the column its {@code ADD COLUMN IF NOT EXISTS} found, while the other
-   * session's {@code ALTER TABLE} was still replacing the table, seen in
-   * {@code StorageErrorsTest}.)
+   * index or sequence another session is creating at that instant reported as missing (42102) or
+   * as existing (42101, 42111, 42121, 90035) despite {@code IF [NOT] EXISTS}. Run again, the
+   * migration finds the other session's work and goes on. (A missing column, 42122, is not one of
+   * them: steps run under the file's migration lock, and a column missing after that is missing
+   * for good.)
    */
   private static final java.util.Set<Integer> CONCURRENT_DDL =
-      java.util.Set.of(50000, 42101, 42102, 42111, 42121, 42122, 90035);
+      java.util.Set.of(50000, 42101, 42102, 42111, 42121, 90035);
   /**
    * How long a migration keeps running again through such races, from the first one. Longer than
    * a handover's bound: one try can itself wait out a row-lock timeout (10 s by default) behind
@@ -72,25 +71,70 @@ public final class SchemaMigrator {
             + "description VARCHAR(200) NOT NULL, applied_at BIGINT NOT NULL, "
             + "PRIMARY KEY (component, version))");
       }
-      int current = currentVersion(c, component);
-      if (current > latest) {
-        throw new OutboxStorageException("cannot open " + component + " database " + file + ": its "
-            + component + " schema is version " + current + ", written by a newer release; "
-            + "this release knows versions up to " + latest + " (upgrade the library to open it)");
+      int current = checkedVersion(c, file, component, latest);
+      if (current >= latest) {
+        return current;
       }
-      for (Migration step : steps) {
-        if (step.version() <= current) {
-          continue;
-        }
-        try (Statement s = c.createStatement()) {
-          for (String sql : step.statements()) {
-            s.execute(sql);
+      try (Connection lock = dataSource.getConnection()) {
+        holdMigrationLock(lock);
+        try {
+          // what another process migrated while this one waited for the lock
+          current = checkedVersion(c, file, component, latest);
+          for (Migration step : steps) {
+            if (step.version() <= current) {
+              continue;
+            }
+            try (Statement s = c.createStatement()) {
+              for (String sql : step.statements()) {
+                s.execute(sql);
+              }
+            }
+            record(c, component, step, clock);
           }
+        } finally {
+          lock.rollback();
         }
-        record(c, component, step, clock);
       }
       return Math.max(current, latest);
     }
+  }
+
+  /**
+   * Takes the file's migration lock on {@code lock}: the row of {@code outbox_schema_lock}, held
+   * in an open transaction until that connection rolls back (or its process dies, which ends its
+   * session). Steps run on another connection, because H2 commits each DDL statement and that
+   * would end this transaction. Without the lock, two processes opening a new file at once ran
+   * {@code ALTER TABLE ... ADD COLUMN} steps together, and H2 could finish one of them on the
+   * table as it was before the other's, so the table lost a column for good (seen in {@code
+   * StorageErrorsTest}: every later open failed with "Column FIRST_SENT_AT not found"). Another
+   * opener waits here up to the row-lock timeout, and its migration runs again after that.
+   */
+  static void holdMigrationLock(Connection lock) throws SQLException {
+    try (Statement s = lock.createStatement()) {
+      s.execute("CREATE TABLE IF NOT EXISTS outbox_schema_lock (id INT PRIMARY KEY)");
+      s.execute("MERGE INTO outbox_schema_lock KEY (id) VALUES (1)");
+    } catch (SQLException e) {
+      if (!H2Errors.isUniqueViolation(e)) {
+        throw e;
+      }
+      // another opener inserted the row at the same moment
+    }
+    lock.setAutoCommit(false);
+    try (Statement s = lock.createStatement()) {
+      s.executeQuery("SELECT id FROM outbox_schema_lock WHERE id = 1 FOR UPDATE").close();
+    }
+  }
+
+  /** The recorded version of {@code component}, refused when newer than {@code latest}. */
+  private static int checkedVersion(Connection c, Path file, String component, int latest)
+      throws SQLException {
+    int current = currentVersion(c, component);
+    if (current > latest) {
+      throw new OutboxStorageException("cannot open " + component + " database " + file + ": its "
+          + component + " schema is version " + current + ", written by a newer release; "
+          + "this release knows versions up to " + latest + " (upgrade the library to open it)");
+    }
+    return current;
   }
 
   /**

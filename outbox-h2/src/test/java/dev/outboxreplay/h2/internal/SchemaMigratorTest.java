@@ -3,11 +3,20 @@ package dev.outboxreplay.h2.internal;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
+import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.h2.Migration;
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.SQLException;
 import java.sql.Statement;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Which errors a migration runs again through: H2's own errors for DDL another opener is running
@@ -30,14 +39,52 @@ class SchemaMigratorTest {
   }
 
   @Test
-  void aColumnOrTableAnotherOpenerIsStillCreatingIsARace() throws SQLException {
-    assertRace("UPDATE t SET first_sent_at = 1", 42122, true);
+  void aTableAnotherOpenerIsStillCreatingIsARace() throws SQLException {
     assertRace("UPDATE missing SET id = 1", 42102, true);
   }
 
+  /** A missing column is reported at once: steps run under the migration lock (below). */
   @Test
-  void aStepThatIsWrongIsNot() throws SQLException {
+  void aStepThatIsWrongOrAMissingColumnIsNot() throws SQLException {
+    assertRace("UPDATE t SET first_sent_at = 1", 42122, false);
     assertRace("UPDATE t SET", 42001, false);
     assertRace("INSERT INTO t VALUES ('not a number')", 22018, false);
+  }
+
+  /**
+   * One migration at a time per file: while another connection holds the migration lock, a
+   * migration's steps wait; once it is let go, they run. (Concurrent {@code ADD COLUMN} steps of
+   * two processes could leave a table without a column.) A file already up to date takes no lock.
+   */
+  @Test
+  void aMigrationWaitsForTheFilesMigrationLock(@TempDir Path dir) throws Exception {
+    List<Migration> steps = List.of(
+        new Migration(1, "t", List.of("CREATE TABLE IF NOT EXISTS t (id INT)")),
+        new Migration(2, "t.extra", List.of("ALTER TABLE t ADD COLUMN IF NOT EXISTS extra INT")));
+    try (H2Database db = H2Database.builder().file(dir.resolve("locked")).multiProcess(false)
+        .lockTimeout(Duration.ofMillis(300)).build()) {
+      CompletableFuture<Integer> migrated;
+      try (Connection holder = db.dataSource().getConnection()) {
+        SchemaMigrator.holdMigrationLock(holder);
+        migrated = CompletableFuture.supplyAsync(() -> SchemaMigrator.migrate(db.dataSource(),
+            db.file(), "test", steps, Clock.systemUTC()));
+        Awaitility.await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5))
+            .pollInterval(Duration.ofMillis(50))
+            .until(() -> installed(db) == 0 && !migrated.isDone());
+        holder.rollback();
+      }
+      assertThat(migrated.get()).isEqualTo(2);
+      assertThat(installed(db)).isEqualTo(2);
+      try (Connection holder = db.dataSource().getConnection()) {
+        SchemaMigrator.holdMigrationLock(holder);
+        assertThat(SchemaMigrator.migrate(db.dataSource(), db.file(), "test", steps,
+            Clock.systemUTC())).as("up to date: no lock taken").isEqualTo(2);
+        holder.rollback();
+      }
+    }
+  }
+
+  private static int installed(H2Database db) {
+    return SchemaMigrator.installedVersion(db.dataSource(), db.file(), "test");
   }
 }
