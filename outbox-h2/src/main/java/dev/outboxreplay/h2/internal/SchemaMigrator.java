@@ -106,8 +106,9 @@ public final class SchemaMigrator {
    * would end this transaction. Without the lock, two processes opening a new file at once ran
    * {@code ALTER TABLE ... ADD COLUMN} steps together, and H2 could finish one of them on the
    * table as it was before the other's, so the table lost a column for good (seen in {@code
-   * StorageErrorsTest}: every later open failed with "Column FIRST_SENT_AT not found"). Another
-   * opener waits here up to the row-lock timeout, and its migration runs again after that.
+   * StorageErrorsTest}: "Column FIRST_SENT_AT not found", and all three openers, the serving one
+   * too, failing their migration again for the whole retry window). Another opener waits here up
+   * to the row-lock timeout, and its migration runs again after that.
    */
   static void holdMigrationLock(Connection lock) throws SQLException {
     try (Statement s = lock.createStatement()) {
