@@ -8,6 +8,8 @@ import dev.outboxreplay.h2.Migration;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Clock;
@@ -62,15 +64,18 @@ class SchemaMigratorTest {
         new Migration(1, "t", List.of("CREATE TABLE IF NOT EXISTS t (id INT)")),
         new Migration(2, "t.extra", List.of("ALTER TABLE t ADD COLUMN IF NOT EXISTS extra INT")));
     try (H2Database db = H2Database.builder().file(dir.resolve("locked")).multiProcess(false)
-        .lockTimeout(Duration.ofMillis(300)).build()) {
+        .lockTimeout(Duration.ofSeconds(5)).build()) {
       CompletableFuture<Integer> migrated;
       try (Connection holder = db.dataSource().getConnection()) {
         SchemaMigrator.holdMigrationLock(holder);
         migrated = CompletableFuture.supplyAsync(() -> SchemaMigrator.migrate(db.dataSource(),
             db.file(), "test", steps, Clock.systemUTC()));
-        Awaitility.await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(5))
-            .pollInterval(Duration.ofMillis(50))
-            .until(() -> installed(db) == 0 && !migrated.isDone());
+        int holderSession = sessionId(holder);
+        // H2 reports the migration's session as blocked by the holder's: it waits on the lock
+        Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+            .until(() -> sessionsBlockedBy(db, holderSession) > 0);
+        assertThat(installed(db)).as("no step ran while the lock was held").isZero();
+        assertThat(migrated).isNotDone();
         holder.rollback();
       }
       assertThat(migrated.get()).isEqualTo(2);
@@ -80,6 +85,25 @@ class SchemaMigratorTest {
         assertThat(SchemaMigrator.migrate(db.dataSource(), db.file(), "test", steps,
             Clock.systemUTC())).as("up to date: no lock taken").isEqualTo(2);
         holder.rollback();
+      }
+    }
+  }
+
+  private static int sessionId(Connection c) throws SQLException {
+    try (ResultSet rs = c.createStatement().executeQuery("SELECT SESSION_ID()")) {
+      rs.next();
+      return rs.getInt(1);
+    }
+  }
+
+  private static int sessionsBlockedBy(H2Database db, int session) throws SQLException {
+    try (Connection c = db.dataSource().getConnection();
+        PreparedStatement ps = c.prepareStatement(
+            "SELECT COUNT(*) FROM INFORMATION_SCHEMA.SESSIONS WHERE BLOCKER_ID = ?")) {
+      ps.setInt(1, session);
+      try (ResultSet rs = ps.executeQuery()) {
+        rs.next();
+        return rs.getInt(1);
       }
     }
   }
