@@ -35,8 +35,9 @@ public final class ChildJvm implements AutoCloseable {
 
   /**
    * Starts {@code mainClass} with {@code args}; its stderr goes to {@code stderrFile}. The child
-   * runs the current class path: packed into jars and started from a class-data archive made once
-   * per test JVM ({@link ChildClassData}) when that is ready, else as it is.
+   * runs the current class path, packed into jars and started from a class-data archive that the
+   * first call makes for the test JVM ({@link ChildClassData}); the plain class path when that
+   * archive could not be made or is turned off.
    */
   public static ChildJvm start(Class<?> mainClass, Path stderrFile, String... args)
       throws IOException {
