@@ -9,6 +9,7 @@ import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.Status;
+import dev.outboxreplay.h2.internal.OutboxSchema;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -210,6 +211,68 @@ class H2OutboxStoreTest {
       assertThat(sequenceCaches(upgraded)).as("seq, audit id, fencing token").hasSize(3)
           .containsOnly((long) dev.outboxreplay.h2.internal.OutboxSchema.SEQUENCE_CACHE);
     }
+  }
+
+  @Test
+  void upgradingAVersion7FileOrdersTheEndedRowsByEndTimeAndKeepsTheOpenOnesClaimable()
+      throws Exception {
+    Path file = dir.resolve("v7");
+    long now = java.time.Instant.parse("2026-06-01T00:00:00Z").toEpochMilli();
+    long day = java.time.Duration.ofDays(1).toMillis();
+    try (H2Database v7 = H2Database.open(file)) {
+      v7.migrate(OutboxSchema.COMPONENT, OutboxSchema.MIGRATIONS.subList(0, 7));
+      try (Connection c = v7.dataSource().getConnection();
+          PreparedStatement ps = c.prepareStatement("INSERT INTO outbox_command (command_id, "
+              + "idempotency_key, operation, entity_key, payload, payload_hash, status, attempt, "
+              + "next_attempt_at, fencing_token, session_version, created_at, updated_at, "
+              + "schema_version, entity_head, tombstoned_at) VALUES (RANDOM_UUID(), ?, 'op', ?, "
+              + "X'7b7d', HASH('SHA-256', X'7b7d'), ?, 0, ?, 1, 0, ?, ?, 1, ?, ?)")) {
+        Object[][] rows = {
+            // key, entity, status, updated_at, entity_head, tombstoned_at
+            {"head", "a", "queued", now - day, true, null},
+            {"behind", "a", "queued", now - day, false, null},
+            {"ended", "b", "acked", now - 2 * day, false, null},
+            {"recent", "c", "acked", now, false, null},
+            {"tomb", "d", "rejected", now - 10 * day, false, now - 9 * day}};
+        for (Object[] row : rows) {
+          ps.setString(1, (String) row[0]);
+          ps.setString(2, (String) row[1]);
+          ps.setString(3, (String) row[2]);
+          ps.setLong(4, (Long) row[3]);
+          ps.setLong(5, (Long) row[3]);
+          ps.setLong(6, (Long) row[3]);
+          ps.setBoolean(7, (Boolean) row[4]);
+          ps.setObject(8, row[5]);
+          ps.executeUpdate();
+        }
+      }
+    }
+    try (H2Database upgraded = H2Database.open(file)) {
+      H2OutboxStore store = H2OutboxStore.create(upgraded);
+      assertThat(claimDueByKey(upgraded)).containsExactlyInAnyOrderEntriesOf(Map.of(
+          "head", now - day, "behind", OutboxSchema.BLOCKED,
+          "ended", OutboxSchema.ENDED + now - 2 * day, "recent", OutboxSchema.ENDED + now,
+          "tomb", OutboxSchema.TOMBSTONED + now - 10 * day));
+      java.time.Instant at = java.time.Instant.ofEpochMilli(now);
+      assertThat(store.claim("r", java.time.Duration.ofMinutes(1), 10, at))
+          .extracting(r -> r.idempotencyKey().value()).containsExactly("head");
+      assertThat(store.tombstoneEnded(at.minus(java.time.Duration.ofDays(1)), at)).isEqualTo(1);
+      assertThat(store.deleteTombstones(at.minus(java.time.Duration.ofDays(8)))).isEqualTo(1);
+      assertThat(claimDueByKey(upgraded)).containsOnlyKeys("head", "behind", "ended", "recent")
+          .containsEntry("ended", OutboxSchema.TOMBSTONED + now - 2 * day);
+    }
+  }
+
+  private static Map<String, Long> claimDueByKey(H2Database db) throws Exception {
+    Map<String, Long> due = new java.util.HashMap<>();
+    try (Connection c = db.dataSource().getConnection();
+        var rs = c.createStatement().executeQuery(
+            "SELECT idempotency_key, claim_due FROM outbox_command")) {
+      while (rs.next()) {
+        due.put(rs.getString(1), rs.getLong(2));
+      }
+    }
+    return due;
   }
 
   private static boolean auditTimeIndexExists(H2Database db) throws Exception {

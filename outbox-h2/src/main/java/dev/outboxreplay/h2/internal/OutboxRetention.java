@@ -11,16 +11,19 @@ import java.util.UUID;
 
 /**
  * The history retention of the outbox table ({@code docs/table-layout.md}): ended commands
- * become tombstones, and tombstones are deleted with their audit entries. Both walk the terminal
- * range of {@code idx_outbox_claim} ({@code claim_due = MAX}) in accept order, a batch per
- * transaction, so an accept waits at most one batch.
+ * become tombstones, and tombstones are deleted with their audit entries. Each reads one range of
+ * {@code idx_outbox_claim}, where terminal rows sit at {@link OutboxSchema#ENDED} and tombstones
+ * at {@link OutboxSchema#TOMBSTONED}, each plus its end time: only rows that ended before the
+ * cutoff are read, however long the history, oldest first, a batch per transaction, so an accept
+ * waits at most one batch.
  */
 public final class OutboxRetention {
   /** Rows per transaction: a batch that changes fewer was the last one. */
   public static final int BATCH = 500;
-  private static final String ENDED = "SELECT command_id FROM outbox_command "
-      + "USE INDEX (idx_outbox_claim) WHERE claim_due = " + Long.MAX_VALUE
-      + " AND updated_at < ? AND tombstoned_at IS %s ORDER BY seq LIMIT " + BATCH;
+  /** Rows whose claim_due lies in [base, base + cutoff): base is ENDED or TOMBSTONED. */
+  static final String ENDED = "SELECT command_id FROM outbox_command "
+      + "USE INDEX (idx_outbox_claim) WHERE claim_due >= ? AND claim_due < ? "
+      + "ORDER BY claim_due, seq LIMIT " + BATCH;
   /**
    * Keeps id, key, operation, entity, payload hash, status, attempts, times, response status and
    * error code; drops the payload bytes, the response body and the error message. The outer
@@ -39,13 +42,13 @@ public final class OutboxRetention {
   /** One batch of commands that ended before {@code endedBefore} and are not tombstones yet. */
   public static List<UUID> endedNotTombstoned(Connection c, Instant endedBefore)
       throws SQLException {
-    return ids(c, String.format(ENDED, "NULL"), endedBefore);
+    return ids(c, OutboxSchema.ENDED, endedBefore);
   }
 
   /** One batch of tombstones of commands that ended before {@code endedBefore}. */
   public static List<UUID> tombstonesEnded(Connection c, Instant endedBefore)
       throws SQLException {
-    return ids(c, String.format(ENDED, "NOT NULL"), endedBefore);
+    return ids(c, OutboxSchema.TOMBSTONED, endedBefore);
   }
 
   /** Turns {@code ids} into tombstones; the caller commits. @return rows changed */
@@ -80,11 +83,12 @@ public final class OutboxRetention {
     return deleted;
   }
 
-  private static List<UUID> ids(Connection c, String sql, Instant endedBefore)
+  private static List<UUID> ids(Connection c, long base, Instant endedBefore)
       throws SQLException {
     List<UUID> ids = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
-      ps.setLong(1, endedBefore.toEpochMilli());
+    try (PreparedStatement ps = c.prepareStatement(ENDED)) {
+      ps.setLong(1, base);
+      ps.setLong(2, base + Math.max(0, endedBefore.toEpochMilli()));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           ids.add(rs.getObject(1, UUID.class));

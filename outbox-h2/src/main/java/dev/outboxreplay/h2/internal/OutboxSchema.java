@@ -10,14 +10,16 @@ import java.util.List;
  * <p>The claim reads {@code idx_outbox_claim (claim_due, seq)}. {@code claim_due} is generated:
  * {@code lease_expires_at} for held rows, {@code next_attempt_at} for waiting rows flagged
  * {@code entity_head}, {@link #BLOCKED} for waiting rows whose flag is cleared (they wait behind
- * an earlier open row of their entity), and {@link Long#MAX_VALUE} for terminal rows. The range
- * scan {@code claim_due <= now} therefore reads neither terminal rows nor the backlog queued
- * behind a busy entity once a claim has seen it, however long it is. {@code entity_head} is a
- * hint kept off the accept path: every insert sets it; the first claim that finds the row behind
- * an open row of its entity clears it; it passes to the oldest open row when a head becomes
- * terminal; and rows cleared by a claim that raced with that hand-over are repaired (see
- * {@link OutboxSql#repairEntityHeads}). The claim still checks the order itself, so a stale
- * {@code TRUE} costs a read, never an out-of-order send.
+ * an earlier open row of their entity), {@link #ENDED} plus {@code updated_at} for terminal rows
+ * and {@link #TOMBSTONED} plus {@code updated_at} for tombstones. The range scan {@code
+ * claim_due <= now} therefore reads neither terminal rows nor the backlog queued behind a busy
+ * entity once a claim has seen it, however long it is; and the history retention reads, in one
+ * range each, only the ended rows or tombstones that ended before its cutoff. {@code
+ * entity_head} is a hint kept off the accept path: every insert sets it; the first claim that
+ * finds the row behind an open row of its entity clears it; it passes to the oldest open row
+ * when a head becomes terminal; and rows cleared by a claim that raced with that hand-over are
+ * repaired (see {@link OutboxSql#repairEntityHeads}). The claim still checks the order itself,
+ * so a stale {@code TRUE} costs a read, never an out-of-order send.
  */
 public final class OutboxSchema {
   /** Component name in {@code outbox_schema_history}. */
@@ -33,10 +35,23 @@ public final class OutboxSchema {
       + "first_sent_at, tombstoned_at";
 
   /**
-   * {@code claim_due} of a waiting row that is not its entity's head: above every real time, below
-   * the terminal rows' {@link Long#MAX_VALUE}, so these rows form their own index range.
+   * {@code claim_due} of a waiting row that is not its entity's head: above every real time (epoch
+   * milliseconds stay below 2<sup>61</sup> for millions of years), below the terminal ranges, so
+   * these rows form their own index range.
    */
-  public static final long BLOCKED = Long.MAX_VALUE - 1;
+  public static final long BLOCKED = 1L << 61;
+  /** {@code claim_due} of a terminal row that is not a tombstone: this plus {@code updated_at}. */
+  public static final long ENDED = 1L << 62;
+  /** {@code claim_due} of a tombstone: this plus {@code updated_at} (when the command ended). */
+  public static final long TOMBSTONED = (1L << 62) + (1L << 61);
+
+  /** The generated {@code claim_due} from migration 8 on (see the class comment). */
+  private static final String CLAIM_DUE = "claim_due BIGINT GENERATED ALWAYS AS (CASE "
+      + "WHEN status IN ('claimed', 'sending') THEN lease_expires_at "
+      + "WHEN status IN ('queued', 'retryable_failed', 'unknown') THEN "
+      + "CASE WHEN entity_head THEN next_attempt_at ELSE " + BLOCKED + " END "
+      + "WHEN tombstoned_at IS NULL THEN " + ENDED + " + updated_at "
+      + "ELSE " + TOMBSTONED + " + updated_at END)";
 
   /**
    * Values each sequence (accept order {@code seq}, audit {@code id}, fencing tokens) hands out per
@@ -127,8 +142,8 @@ public final class OutboxSchema {
                   + "GENERATED ALWAYS AS (CASE "
                   + "WHEN status IN ('claimed', 'sending') THEN lease_expires_at "
                   + "WHEN status IN ('queued', 'retryable_failed', 'unknown') THEN "
-                  + "CASE WHEN entity_head THEN next_attempt_at ELSE " + BLOCKED + " END "
-                  + "ELSE " + Long.MAX_VALUE + " END)",
+                  + "CASE WHEN entity_head THEN next_attempt_at ELSE " + (Long.MAX_VALUE - 1)
+                  + " END ELSE " + Long.MAX_VALUE + " END)",
               "CREATE INDEX IF NOT EXISTS idx_outbox_claim ON outbox_command (claim_due, seq)",
               "DROP INDEX IF EXISTS idx_outbox_due",
               "ALTER TABLE outbox_command DROP COLUMN IF EXISTS due_at")),
@@ -155,7 +170,14 @@ public final class OutboxSchema {
                   + "ON outbox_command (status, lease_expires_at)")),
       new Migration(7, "tombstoned_at: ended commands keep their identity, hash and outcome, "
           + "not their payload", List.of(
-              "ALTER TABLE outbox_command ADD COLUMN IF NOT EXISTS tombstoned_at BIGINT")));
+              "ALTER TABLE outbox_command ADD COLUMN IF NOT EXISTS tombstoned_at BIGINT")),
+      new Migration(8, "claim_due orders terminal rows and tombstones by end time: the history "
+          + "retention reads only the rows it changes, not the whole history", List.of(
+              // each step can run again after a kill between them (the column is made anew)
+              "DROP INDEX IF EXISTS idx_outbox_claim",
+              "ALTER TABLE outbox_command DROP COLUMN IF EXISTS claim_due",
+              "ALTER TABLE outbox_command ADD COLUMN IF NOT EXISTS " + CLAIM_DUE,
+              "CREATE INDEX IF NOT EXISTS idx_outbox_claim ON outbox_command (claim_due, seq)")));
 
   private OutboxSchema() {}
 }

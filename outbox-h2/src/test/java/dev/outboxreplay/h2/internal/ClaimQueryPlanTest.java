@@ -186,6 +186,56 @@ class ClaimQueryPlanTest {
     assertThat(store.oldestOpenAcceptedAt()).contains(clock.instant());
   }
 
+  @Test
+  void historyRetentionReadsOnlyTheRowsThatEndedBeforeItsCutoff() throws Exception {
+    acceptEach(10, i -> "old-" + i);
+    ackEverythingDue();
+    java.time.Instant oldEnd = clock.instant();
+    clock.advance(Duration.ofDays(2));
+    acceptEach(1_990, i -> "recent-" + i);
+    ackEverythingDue();
+    long dayAgo = clock.millis() - Duration.ofDays(1).toMillis();
+
+    // 10 rows ended two days ago, 1,990 just now: the tombstone pass reads the 10 (and at most
+    // one more), not the history after them
+    List<Long> scans = retentionScanCounts(OutboxSchema.ENDED, dayAgo);
+    System.out.printf("tombstone pass read %s index rows beside 1,990 recent ended rows%n", scans);
+    assertThat(scans).allMatch(n -> n <= 11);
+    assertThat(store.tombstoneEnded(java.time.Instant.ofEpochMilli(dayAgo), clock.instant()))
+        .isEqualTo(10);
+    assertThat(retentionScanCounts(OutboxSchema.ENDED, dayAgo)).allMatch(n -> n <= 1);
+
+    // the deletion reads the tombstones due, not the 1,990 whole rows
+    assertThat(retentionScanCounts(OutboxSchema.TOMBSTONED, oldEnd.toEpochMilli() - 1))
+        .allMatch(n -> n <= 1);
+    assertThat(retentionScanCounts(OutboxSchema.TOMBSTONED, dayAgo)).allMatch(n -> n <= 11);
+    assertThat(store.deleteTombstones(java.time.Instant.ofEpochMilli(dayAgo))).isEqualTo(10);
+    assertThat(store.countByStatus().get(Status.ACKED)).isEqualTo(1_990);
+  }
+
+  /** Claims and acks every due row at the clock's time. */
+  private void ackEverythingDue() {
+    List<OutboxRecord> held;
+    while (!(held = store.claim("r", Duration.ofMinutes(1), 500, clock.instant())).isEmpty()) {
+      for (OutboxRecord r : held) {
+        store.complete(r.commandId(), r.fencingToken(), Status.CLAIMED, Outcome.acked(null),
+            clock.instant());
+      }
+    }
+  }
+
+  /** Runs one retention read (terminal rows at {@code base}) under EXPLAIN ANALYZE. */
+  private List<Long> retentionScanCounts(long base, long endedBefore) throws Exception {
+    String plan = explainAnalyze(OutboxRetention.ENDED, ps -> {
+      ps.setLong(1, base);
+      ps.setLong(2, base + endedBefore);
+    });
+    assertThat(plan).as(plan).contains("IDX_OUTBOX_CLAIM").doesNotContainIgnoringCase("tableScan");
+    List<Long> counts = scanCounts(plan);
+    assertThat(counts).as(plan).isNotEmpty();
+    return counts;
+  }
+
   /** Status counts the plain way, a full scan: what the counts must equal. */
   private Map<Status, Long> groupByStatus() throws SQLException {
     Map<Status, Long> counts = new java.util.EnumMap<>(Status.class);
