@@ -13,6 +13,7 @@ import java.util.List;
  * java -jar benchmarks/target/benchmarks.jar inbox [messages] [rounds]
  * java -jar benchmarks/target/benchmarks.jar server [requests] [concurrency] [rounds]
  * java -jar benchmarks/target/benchmarks.jar replay [commands] [concurrency] [rounds] [entities]
+ *     [trivial]
  * java -jar benchmarks/target/benchmarks.jar history [rows] [open] [rounds]
  * java -jar benchmarks/target/benchmarks.jar filesize [seconds] [pauseMs] [simSecsPerCmd] [on|off]
  * java -Xmx64m -jar benchmarks/target/benchmarks.jar drain [commands]
@@ -34,6 +35,7 @@ public final class Benchmarks {
         figures.addAll(new ServerBenchmark(5_000, 8, 3).run());
         figures.addAll(new ReplayBenchmark(10_000, 8, 3, 100).run());
         figures.addAll(new ReplayBenchmark(4_000, 1, 3, 1).run());
+        figures.addAll(new ReplayBenchmark(10_000, 8, 3, 100, true).run());
         figures.addAll(new HistoryProbe(1_000_000, 10_000, 5).run());
         figures.addAll(new FileSizeProbe(60, 5, 60, true).run());
         figures.addAll(new StalledClientsProbe(new int[] {16, 128, 255}, 20).run());
@@ -45,7 +47,8 @@ public final class Benchmarks {
       case "inbox" -> figures.addAll(
           new InboxBenchmark(intArg(args, 1, 5_000), intArg(args, 2, 5)).run());
       case "replay" -> figures.addAll(new ReplayBenchmark(intArg(args, 1, 10_000),
-          intArg(args, 2, 8), intArg(args, 3, 3), intArg(args, 4, 100)).run());
+          intArg(args, 2, 8), intArg(args, 3, 3), intArg(args, 4, 100),
+          args.length > 5 && args[5].equals("trivial")).run());
       case "history" -> figures.addAll(new HistoryProbe(intArg(args, 1, 1_000_000),
           intArg(args, 2, 10_000), intArg(args, 3, 5)).run());
       case "filesize" -> figures.addAll(new FileSizeProbe(intArg(args, 1, 120),

@@ -36,25 +36,86 @@ import okhttp3.Request;
  * in its keys, short and sequential ({@code raw-0}, {@code raw-1}, ...), and shows how much the
  * server's cost depends on the key shape. Same run; medians over rounds, after two warm-up
  * rounds of each.
+ *
+ * <p>With {@code trivialReceiver}, both sides send to a JDK {@code HttpServer} that reads the
+ * request and answers 201 with a small body instead: no server database, so the figure shows
+ * what the client side costs (the reference server's own database hides it).
  */
 final class ReplayBenchmark {
   private final int commands;
   private final int concurrency;
   private final int rounds;
   private final int entities;
+  private final boolean trivialReceiver;
   private final CommandIdGenerator ids =
       new CommandIdGenerator(Clock.systemUTC(), new SplittableRandom());
 
   ReplayBenchmark(int commands, int concurrency, int rounds, int entities) {
+    this(commands, concurrency, rounds, entities, false);
+  }
+
+  ReplayBenchmark(int commands, int concurrency, int rounds, int entities,
+      boolean trivialReceiver) {
     this.commands = commands;
     this.concurrency = concurrency;
     this.rounds = rounds;
     this.entities = entities;
+    this.trivialReceiver = trivialReceiver;
+  }
+
+  /** Where the requests go: the reference server with its database, or the trivial one. */
+  private interface Receiver extends AutoCloseable {
+    String baseUrl();
+
+    @Override
+    void close();
+  }
+
+  private Receiver receiver(Path dir) throws IOException {
+    if (trivialReceiver) {
+      TrivialReceiver trivial = TrivialReceiver.start(16);
+      return new Receiver() {
+        @Override
+        public String baseUrl() {
+          return trivial.baseUrl();
+        }
+
+        @Override
+        public void close() {
+          trivial.close();
+        }
+      };
+    }
+    H2Database db = serverDatabase(dir);
+    IdempotentServer server;
+    try {
+      server = server(db);
+    } catch (IOException | RuntimeException e) {
+      db.close();
+      throw e;
+    }
+    return new Receiver() {
+      @Override
+      public String baseUrl() {
+        return server.baseUrl();
+      }
+
+      @Override
+      public void close() {
+        try {
+          server.close();
+        } finally {
+          db.close();
+        }
+      }
+    };
   }
 
   List<Figure> run() throws Exception {
     System.out.printf("replay benchmark: %d commands over %d entities, concurrency %d, "
-        + "%d rounds, loopback%n", commands, entities, concurrency, rounds);
+        + "%d rounds, loopback, %s%n", commands, entities, concurrency, rounds,
+        trivialReceiver ? "trivial receiver (JDK HttpServer answering 201)"
+            : "reference server");
     double[] raw = new double[rounds];
     double[] shortKeys = new double[rounds];
     double[] replay = new double[rounds];
@@ -64,13 +125,15 @@ final class ReplayBenchmark {
     for (int warmUp = 0; warmUp < 2; warmUp++) {
       List<CommandId> round = newIds();
       rawPosts(round, false);
-      rawPosts(round, true);
+      if (!trivialReceiver) {
+        rawPosts(round, true);
+      }
       replay(round);
     }
     for (int round = 0; round < rounds; round++) {
       List<CommandId> roundIds = newIds();
       Measured r = rawPosts(roundIds, false);
-      Measured k = rawPosts(roundIds, true);
+      Measured k = trivialReceiver ? r : rawPosts(roundIds, true);
       Measured p = replay(roundIds);
       raw[round] = r.perSecond();
       shortKeys[round] = k.perSecond();
@@ -95,6 +158,12 @@ final class ReplayBenchmark {
         + "%.2f of it%n", k, p / k);
     System.out.println("(CPU: this process, client and reference server together)");
     List<Figure> figures = new ArrayList<>();
+    if (trivialReceiver) {
+      figures.add(Figure.atLeast("replay, " + concurrency + " senders, trivial receiver",
+          "raw OkHttp loop of the same requests to a JDK HttpServer answering 201",
+          Figure.ratios(replay, raw), 0.6));
+      return figures;
+    }
     figures.add(Figure.atLeast(concurrency == 1 && entities == 1
         ? "replay, one entity, one sender" : "replay, " + concurrency + " senders",
         "raw OkHttp loop of the same requests to the reference server",
@@ -215,8 +284,7 @@ final class ReplayBenchmark {
 
   private Measured rawPosts(List<CommandId> roundIds, boolean shortKeys) throws Exception {
     Path dir = Files.createTempDirectory("replay-bench");
-    try (H2Database serverDb = serverDatabase(dir)) {
-      IdempotentServer server = server(serverDb);
+    try (Receiver server = receiver(dir)) {
       OkHttpClient client = BenchSupport.client(concurrency);
       String url = server.baseUrl() + "/" + NotesApplication.OPERATION;
       // built before the clock starts, as the replayer's keys, bytes and digests are stored
@@ -231,7 +299,6 @@ final class ReplayBenchmark {
         BenchSupport.postLoop(client, concurrency, commands, requests::get);
         return measure(start, cpu);
       } finally {
-        server.close();
         client.dispatcher().executorService().shutdown();
       }
     } finally {
@@ -241,9 +308,8 @@ final class ReplayBenchmark {
 
   private Measured replay(List<CommandId> roundIds) throws Exception {
     Path dir = Files.createTempDirectory("replay-bench");
-    try (H2Database serverDb = serverDatabase(dir);
+    try (Receiver server = receiver(dir);
         H2Database clientDb = clientDatabase(dir)) {
-      IdempotentServer server = server(serverDb);
       H2OutboxStore store = H2OutboxStore.create(clientDb);
       Outbox<Connection> outbox = Outbox.builder(store).build();
       BenchSupport.acceptBacklog(outbox, commands, n -> OutboxCommand.ofJson(
@@ -267,8 +333,6 @@ final class ReplayBenchmark {
           throw new IllegalStateException("replay stalled: " + store.countByStatus());
         }
         return measure(start, cpu);
-      } finally {
-        server.close();
       }
     } finally {
       BenchSupport.deleteTree(dir);
