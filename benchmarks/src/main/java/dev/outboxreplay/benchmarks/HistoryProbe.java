@@ -162,27 +162,12 @@ final class HistoryProbe {
    * compilation inside it is most of its spread. Returns the ratio per pair.
    */
   private Figure firstRequest(Path big, Path none) throws Exception {
-    millisToFirstRequest(big);
-    millisToFirstRequest(none);
-    int pairs = rounds * FIRST_REQUEST_PAIRS_PER_ROUND;
-    double[] history = new double[pairs];
-    double[] fresh = new double[pairs];
-    for (int r = 0; r < pairs; r++) {
-      if (r % 2 == 0) {
-        history[r] = millisToFirstRequest(big);
-        fresh[r] = millisToFirstRequest(none);
-      } else {
-        fresh[r] = millisToFirstRequest(none);
-        history[r] = millisToFirstRequest(big);
-      }
-    }
-    row(String.format("open + start() to the first request, %,d rows, ms", rows), history,
-        Double.NaN);
-    row(String.format("baseline: the same with no history (%,d rows), ms", open), fresh,
-        Double.NaN);
+    double[][] pairs = alternatingPairs(rounds * FIRST_REQUEST_PAIRS_PER_ROUND,
+        () -> millisToFirstRequest(big), () -> millisToFirstRequest(none));
+    printPairs("open + start() to the first request", pairs);
     return Figure.reported(String.format("open + start() to first request in a warm JVM, %,d "
         + "rows of history", rows), String.format("the same with no history: %.1f ms",
-        BenchSupport.median(fresh)), Figure.ratios(history, fresh));
+        BenchSupport.median(pairs[1])), Figure.ratios(pairs[0], pairs[1]));
   }
 
   /**
@@ -192,27 +177,45 @@ final class HistoryProbe {
    * two pairs after one pair not counted. Returns the ratio per pair.
    */
   private Figure firstRequestInNewJvm(Path big, Path none) throws Exception {
-    FirstRequestChild.run(big);
-    FirstRequestChild.run(none);
-    int pairs = rounds * 2;
-    double[] history = new double[pairs];
-    double[] fresh = new double[pairs];
-    for (int r = 0; r < pairs; r++) {
-      if (r % 2 == 0) {
-        history[r] = FirstRequestChild.run(big);
-        fresh[r] = FirstRequestChild.run(none);
-      } else {
-        fresh[r] = FirstRequestChild.run(none);
-        history[r] = FirstRequestChild.run(big);
-      }
-    }
-    row(String.format("new JVM: start to the first request, %,d rows, ms", rows), history,
-        Double.NaN);
-    row(String.format("baseline: the same with no history (%,d rows), ms", open), fresh,
-        Double.NaN);
+    double[][] pairs = alternatingPairs(rounds * 2, () -> FirstRequestChild.run(big),
+        () -> FirstRequestChild.run(none));
+    printPairs("new JVM: start to the first request", pairs);
     return Figure.atMost(String.format("app start (new JVM) to first request, %,d rows of "
         + "history", rows), String.format("the same with no history: %.0f ms",
-        BenchSupport.median(fresh)), Figure.ratios(history, fresh), 1.1);
+        BenchSupport.median(pairs[1])), Figure.ratios(pairs[0], pairs[1]), 1.1);
+  }
+
+  /** Prints the history times and the no-history times of {@link #alternatingPairs}. */
+  private void printPairs(String what, double[][] pairs) {
+    row(String.format("%s, %,d rows, ms", what, rows), pairs[0], Double.NaN);
+    row(String.format("baseline: the same with no history (%,d rows), ms", open), pairs[1],
+        Double.NaN);
+  }
+
+  /** One timed start, in milliseconds. */
+  private interface Start {
+    double millis() throws Exception;
+  }
+
+  /**
+   * One pair of {@code history} and {@code fresh} not counted, then {@code pairs} pairs, the one
+   * measured first alternating. Returns {history times, fresh times}.
+   */
+  private static double[][] alternatingPairs(int pairs, Start history, Start fresh)
+      throws Exception {
+    history.millis();
+    fresh.millis();
+    double[][] times = new double[2][pairs];
+    for (int r = 0; r < pairs; r++) {
+      if (r % 2 == 0) {
+        times[0][r] = history.millis();
+        times[1][r] = fresh.millis();
+      } else {
+        times[1][r] = fresh.millis();
+        times[0][r] = history.millis();
+      }
+    }
+    return times;
   }
 
   /** Milliseconds from {@code H2Database.open} to the first request a started replayer sends. */

@@ -64,27 +64,17 @@ final class ReplayBenchmark {
   }
 
   /** Where the requests go: the reference server with its database, or the trivial one. */
-  private interface Receiver extends AutoCloseable {
-    String baseUrl();
-
+  private record Receiver(String baseUrl, Runnable closer) implements AutoCloseable {
     @Override
-    void close();
+    public void close() {
+      closer.run();
+    }
   }
 
   private Receiver receiver(Path dir) throws IOException {
     if (trivialReceiver) {
       TrivialReceiver trivial = TrivialReceiver.start(16);
-      return new Receiver() {
-        @Override
-        public String baseUrl() {
-          return trivial.baseUrl();
-        }
-
-        @Override
-        public void close() {
-          trivial.close();
-        }
-      };
+      return new Receiver(trivial.baseUrl(), trivial::close);
     }
     H2Database db = serverDatabase(dir);
     IdempotentServer server;
@@ -94,21 +84,13 @@ final class ReplayBenchmark {
       db.close();
       throw e;
     }
-    return new Receiver() {
-      @Override
-      public String baseUrl() {
-        return server.baseUrl();
+    return new Receiver(server.baseUrl(), () -> {
+      try {
+        server.close();
+      } finally {
+        db.close();
       }
-
-      @Override
-      public void close() {
-        try {
-          server.close();
-        } finally {
-          db.close();
-        }
-      }
-    };
+    });
   }
 
   List<Figure> run() throws Exception {
