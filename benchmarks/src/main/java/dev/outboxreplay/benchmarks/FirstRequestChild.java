@@ -11,7 +11,9 @@ import java.util.concurrent.TimeUnit;
 /**
  * The start of an app, in a JVM of its own: opens an outbox file, starts a replayer and reports
  * when its first request leaves ({@link HistoryProbe}'s start-up figure). The parent times it from
- * starting the process, so JVM start-up and class loading count, as they do for a user.
+ * starting the process, so JVM start-up and class loading count, as they do for a user. It is
+ * started with the plain {@code java -cp}, not testkit's {@code ChildJvm}: that one's tuning for
+ * test children (a class-data archive, C1 only, a 256 MB heap) is not how an app starts.
  */
 final class FirstRequestChild {
   private static final String SENT = "first-request-sent";

@@ -32,7 +32,7 @@ final class HistoryProbe {
   private final int open;
   private final int rounds;
   /** Open-to-first-request pairs per round: each is short, so it takes more to see a median. */
-  static final int FIRST_REQUEST_PAIRS_PER_ROUND = 4;
+  private static final int FIRST_REQUEST_PAIRS_PER_ROUND = 4;
 
   HistoryProbe(int rows, int open, int rounds) {
     this.rows = rows;
