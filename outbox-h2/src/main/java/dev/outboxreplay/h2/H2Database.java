@@ -9,7 +9,9 @@ import dev.outboxreplay.h2.internal.Handover;
 import dev.outboxreplay.h2.internal.LocalOnly;
 import dev.outboxreplay.h2.internal.PoolOpener;
 import dev.outboxreplay.h2.internal.PrivateFiles;
+import dev.outboxreplay.h2.internal.RetryingOpenDataSource;
 import dev.outboxreplay.h2.internal.SchemaMigrator;
+import dev.outboxreplay.h2.internal.ServedHere;
 import dev.outboxreplay.internal.Arguments;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -23,6 +25,8 @@ import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * One H2 file database, opened through a HikariCP pool with the durability settings the outbox
@@ -60,11 +64,15 @@ public final class H2Database implements AutoCloseable {
   /** Longest one compaction runs before it leaves the rest to the next. */
   public static final Duration COMPACTION_BUDGET = Duration.ofMillis(200);
 
+  private static final Logger LOG = LoggerFactory.getLogger(H2Database.class);
+
   private final Path file;
   private final java.util.concurrent.atomic.AtomicBoolean closed =
       new java.util.concurrent.atomic.AtomicBoolean();
   private final Durability durability;
   private final boolean readOnly;
+  /** Whether other processes may reach the file through this one (H2's auto-server). */
+  private final boolean multiProcess;
   /** The pool this class opened and closes; null for an application's own data source. */
   private final HikariDataSource pool;
   /** Where connections come from: {@link #pool}, or the application's data source. */
@@ -81,6 +89,7 @@ public final class H2Database implements AutoCloseable {
   private H2Database(Builder builder) {
     this.durability = builder.durability;
     this.readOnly = builder.readOnly;
+    this.multiProcess = builder.multiProcess && builder.applicationDataSource == null;
     if (builder.applicationDataSource != null) {
       this.pool = null;
       this.connections = builder.applicationDataSource;
@@ -270,12 +279,16 @@ public final class H2Database implements AutoCloseable {
   }
 
   /**
-   * Releases what stores hold, stops the compaction schedule, then closes the pool. When no other
-   * process reaches the file through this one, H2 closes the file with the pool's last
-   * connection. When other processes do (multi-process mode, with this process serving the
-   * file), H2 keeps the file open and goes on serving it to them, on the same loopback port,
-   * until the last of them disconnects or this JVM exits (H2's shutdown hook then closes it, and
-   * they take the file over). Idempotent: later calls do nothing.
+   * Releases what stores hold, stops the compaction schedule, then closes the pool, and with it
+   * the file when this process opened it itself. When other processes reach the file through
+   * this one (multi-process mode, with this process serving the file), it first closes the file
+   * for them too (H2's {@code SHUTDOWN}): their sessions between statements are closed at once,
+   * an open transaction of theirs rolls back, one running a statement is closed when the
+   * statement ends (H2 waits up to twice the {@linkplain Builder#lockTimeout lock timeout} for
+   * it). Their calls then fail as when a serving process dies; the library's own calls go on in
+   * the process that takes the file over. So when this returns, the file is written, closed and
+   * unlocked, and this process serves nothing. When another process serves the file, only this
+   * process's connections are closed. Idempotent: later calls do nothing.
    */
   @Override
   public void close() {
@@ -287,6 +300,22 @@ public final class H2Database implements AutoCloseable {
     }
     if (compaction != null) {
       compaction.close();
+    }
+    RetryingOpenDataSource source = pool == null ? null
+        : (RetryingOpenDataSource) pool.getDataSource();
+    if (source != null && multiProcess && !readOnly && source.othersSessions() > 0) {
+      try {
+        int ended = ServedHere.closeForOthers(source);
+        if (ended > 0) {
+          LOG.info("Closed {} for {} session(s) of other processes that reached it through this "
+              + "one", dataFile(file), ended);
+        }
+      } catch (SQLException | RuntimeException e) {
+        // the pool's close below still closes this process's connections; H2 closes the file
+        // when the other processes disconnect or this JVM exits
+        LOG.warn("Could not close {} for the other processes that reach it through this one: {}",
+            dataFile(file), e.toString());
+      }
     }
     if (pool != null) {
       pool.close(); // an application's own data source stays open: it is the application's

@@ -102,8 +102,9 @@ class AcceptCrashTest {
           }
         } catch (IllegalStateException e) {
           // the child could not open the file the last verification opened and closed: keep it
-          throw new AssertionError("seed " + seed + " round " + round + ": "
-              + keepEvidence(beforeChild, mode + "-" + seed + "-" + round), e);
+          // the child's own words first: the CI log may show only this message, not the cause
+          throw new AssertionError("seed " + seed + " round " + round + ": " + e.getMessage()
+              + "\n" + keepEvidence(beforeChild, mode + "-" + seed + "-" + round), e);
         }
         child.kill();
         lines.addAll(child.remainingLines(Duration.ofSeconds(30)));

@@ -46,7 +46,8 @@ final class ListeningSockets {
       if (!Files.isReadable(path)) {
         continue;
       }
-      for (String line : Files.readAllLines(path).subList(1, Files.readAllLines(path).size())) {
+      List<String> lines = Files.readAllLines(path); // read once: sockets come and go
+      for (String line : lines.subList(Math.min(1, lines.size()), lines.size())) {
         String[] f = line.trim().split("\\s+");
         if (f.length > 9 && f[3].equals("0A") && inodes.contains(f[9])) { // 0A = LISTEN
           String[] local = f[1].split(":");

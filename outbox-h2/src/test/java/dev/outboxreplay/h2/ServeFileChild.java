@@ -8,8 +8,10 @@ import java.nio.file.Path;
 /**
  * Child process: opens a database in multi-process mode first, so it serves the file to the
  * others, says READY, and holds it until killed, or until stdin says {@code close} or ends: then
- * it closes the database and exits normally, as an app that quits does. An optional second
- * argument is the file's encryption key.
+ * it closes the database and exits normally, as an app that quits does. After {@code
+ * close-and-stay} it closes the database, says CLOSED and keeps running until stdin says {@code
+ * exit} or ends, as an app that closes one file and goes on does. An optional second argument is
+ * the file's encryption key.
  */
 public final class ServeFileChild {
   private ServeFileChild() {}
@@ -26,12 +28,18 @@ public final class ServeFileChild {
       System.out.flush();
       BufferedReader in = new BufferedReader(
           new InputStreamReader(System.in, StandardCharsets.UTF_8));
-      for (String line = in.readLine(); line != null && !line.equals("close");
-          line = in.readLine()) {
-        // hold the file open
+      String line = in.readLine();
+      while (line != null && !line.equals("close") && !line.equals("close-and-stay")) {
+        line = in.readLine(); // hold the file open
+      }
+      db.close();
+      System.out.println("CLOSED");
+      System.out.flush();
+      if ("close-and-stay".equals(line)) {
+        while (line != null && !line.equals("exit")) {
+          line = in.readLine();
+        }
       }
     }
-    System.out.println("CLOSED");
-    System.out.flush();
   }
 }

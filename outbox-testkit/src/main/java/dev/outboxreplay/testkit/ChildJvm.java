@@ -138,6 +138,11 @@ public final class ChildJvm implements AutoCloseable {
     return process.exitValue();
   }
 
+  /** Whether the child process still runs. */
+  public boolean isAlive() {
+    return process.isAlive();
+  }
+
   /** What the child wrote to stderr so far. */
   public String stderrText() {
     try {

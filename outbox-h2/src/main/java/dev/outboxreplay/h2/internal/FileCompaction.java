@@ -2,7 +2,6 @@ package dev.outboxreplay.h2.internal;
 
 import java.sql.Connection;
 import java.sql.SQLException;
-import org.h2.engine.Session;
 import org.h2.engine.SessionLocal;
 import org.h2.jdbc.JdbcConnection;
 import org.h2.mvstore.FileStore;
@@ -55,8 +54,8 @@ public final class FileCompaction {
    */
   public static Step step(Connection connection, int targetFillRate, int rewriteBytes,
       long moveBytes) throws SQLException {
-    Session session = connection.unwrap(JdbcConnection.class).getSession();
-    if (!(session instanceof SessionLocal local)) {
+    SessionLocal local = ServedHere.localSession(connection);
+    if (local == null) {
       return Step.NOT_SERVED_HERE;
     }
     MVStore store = local.getDatabase().getStore().getMvStore();

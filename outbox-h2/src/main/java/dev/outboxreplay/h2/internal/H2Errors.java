@@ -22,6 +22,7 @@ public final class H2Errors {
   private static final int CONCURRENT_UPDATE = 90131;
   private static final int GENERAL_ERROR = 50000;
   private static final int STATEMENT_WAS_CANCELED = 57014;
+  private static final int DATABASE_IS_IN_EXCLUSIVE_MODE = 90135;
   /**
    * H2's storage engine's "Transaction N has status ROLLED_BACK, not OPEN" (its error 103, which
    * H2 puts in the message as {@code [version/103]}): what a statement gets when the database
@@ -86,12 +87,17 @@ public final class H2Errors {
    * on its own closed session (a general error caused by a {@code NullPointerException} in
    * {@code org.h2.engine.SessionRemote}): the serving process answered that it closed the
    * session, H2 dropped the session's connections, and the next broken write then found none.
+   * Last, it includes "the database is in exclusive mode" (90135): H2 reports it for a statement
+   * that ended after the serving process's {@code SHUTDOWN} marked its session for closing. That
+   * statement ran to its end (a commit did commit); the session is closed. The calls the library
+   * runs again are the ones safe to run again after a commit that did happen ({@link Handover}).
    */
   public static boolean isBrokenConnection(SQLException e) {
     for (SQLException s = e; s != null; s = s.getNextException()) {
       int code = s.getErrorCode();
       if (code == CONNECTION_BROKEN || code == DATABASE_IS_CLOSED
-          || code == DATABASE_CALLED_AT_SHUTDOWN || code == STATEMENT_WAS_CANCELED) {
+          || code == DATABASE_CALLED_AT_SHUTDOWN || code == STATEMENT_WAS_CANCELED
+          || code == DATABASE_IS_IN_EXCLUSIVE_MODE) {
         return true;
       }
       if (code == GENERAL_ERROR && s.getMessage() != null

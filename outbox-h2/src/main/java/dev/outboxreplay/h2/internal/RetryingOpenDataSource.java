@@ -6,6 +6,8 @@ import java.sql.SQLException;
 import java.sql.SQLFeatureNotSupportedException;
 import java.util.logging.Logger;
 import javax.sql.DataSource;
+import org.h2.engine.Database;
+import org.h2.engine.SessionLocal;
 import org.h2.jdbcx.JdbcDataSource;
 
 /**
@@ -21,6 +23,9 @@ public final class RetryingOpenDataSource implements DataSource {
   /** Failures retried besides handovers (see the constructor's {@code multiProcess}). */
   private final java.util.function.Predicate<SQLException> alsoRetry;
   private volatile int loginTimeoutSeconds;
+  /** The database the newest connection opened in this JVM; null when it reached another's. */
+  private final java.util.concurrent.atomic.AtomicReference<Database> openedHere =
+      new java.util.concurrent.atomic.AtomicReference<>();
   /** How long an open keeps retrying after its first failure. */
   private final java.time.Duration openWait;
 
@@ -53,7 +58,20 @@ public final class RetryingOpenDataSource implements DataSource {
     // A connection may be the one that takes the file over after the process serving it was
     // killed: H2 then runs its recovery inside this call, and RecoveringFileSystem (in the URL)
     // repairs the store header first, under H2's lock.
-    return Handover.retry(h2::getConnection, alsoRetry, openWait);
+    Connection c = Handover.retry(h2::getConnection, alsoRetry, openWait);
+    SessionLocal local = ServedHere.localSession(c);
+    openedHere.set(local == null ? null : local.getDatabase());
+    return c;
+  }
+
+  /**
+   * Sessions other processes have open through this process's server on the file, as far as the
+   * newest connection this source opened tells: 0 when that connection went through another
+   * process's server, or the database it opened here is closing. Opens nothing.
+   */
+  public int othersSessions() {
+    Database database = openedHere.get();
+    return database == null ? 0 : ServedHere.othersSessions(database);
   }
 
   @Override

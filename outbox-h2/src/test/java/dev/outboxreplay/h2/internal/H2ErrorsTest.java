@@ -39,6 +39,19 @@ class H2ErrorsTest {
   }
 
   /**
+   * A statement that ended after the serving process's {@code SHUTDOWN} marked its session for
+   * closing ({@code SessionLocal.checkSuspended}).
+   */
+  @Test
+  void aStatementEndingInASessionTheShutdownClosedIsAHandover() {
+    SQLException suspended = DbException.get(org.h2.api.ErrorCode.DATABASE_IS_IN_EXCLUSIVE_MODE)
+        .getSQLException();
+    assertThat(suspended.getErrorCode()).isEqualTo(90135);
+    assertThat(H2Errors.isBrokenConnection(suspended)).isTrue();
+    assertThat(Handover.isHandover(suspended)).isTrue();
+  }
+
+  /**
    * H2's client after the serving process answered that it closed the session: the next broken
    * write finds the session's connection list gone ({@code SessionRemote.removeServer}, seen in
    * {@code StorageErrorsTest} when the server left during back-to-back accepts).

@@ -1,0 +1,107 @@
+package dev.outboxreplay.h2;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.outboxreplay.CommandId;
+import dev.outboxreplay.Outbox;
+import dev.outboxreplay.OutboxCommand;
+import dev.outboxreplay.h2.internal.Handover;
+import dev.outboxreplay.h2.internal.ServedHere;
+import dev.outboxreplay.testkit.ChildJvm;
+import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * {@link H2Database#close()} in the process that serves a shared file closes the file for the
+ * other processes too, instead of leaving it open and served until they disconnect or the JVM
+ * exits. The serving child here closes its database and keeps running.
+ */
+class ServedFileCloseTest {
+  private static final Duration CHILD = Duration.ofSeconds(60);
+
+  @TempDir Path dir;
+
+  /**
+   * Before the serving child closes, this process reaches the file through it and holds an open
+   * transaction. After the child's close returns (the child still running): that transaction is
+   * gone (its commit fails as a handover, its row is not in the file), this process's next
+   * connection opens the file itself, accepts go on, and every accept that returned is there.
+   * A second database of this process that reaches the file through the child's server, closed
+   * first, ends nobody's session: the first one's transaction is still open after it.
+   */
+  @Test
+  void theServingProcessClosingLetsGoOfTheFileWhileItKeepsRunning() throws Exception {
+    Path file = dir.resolve("shared");
+    try (ChildJvm server = ChildJvm.start(ServeFileChild.class, dir.resolve("server.err"),
+        file.toString())) {
+      assertThat(server.nextLine(CHILD)).as(server.stderrText()).isEqualTo("READY");
+      try (H2Database db = H2Database.open(file)) {
+        Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(db)).build();
+        List<CommandId> accepted = new ArrayList<>();
+        for (int n = 0; n < 5; n++) {
+          accepted.add(outbox.accept(OutboxCommand.of("op", "e", Map.of("n", n))).commandId());
+        }
+        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+          assertThat(ServedHere.localSession(c)).as("reached through the child").isNull();
+          s.execute("CREATE TABLE app_row (id INT PRIMARY KEY)");
+        }
+        try (Connection open = db.dataSource().getConnection()) {
+          open.setAutoCommit(false);
+          try (Statement s = open.createStatement()) {
+            s.executeUpdate("INSERT INTO app_row VALUES (1)");
+          }
+          // a client closing ends no one's session: this transaction stays open
+          try (H2Database second = H2Database.open(file)) {
+            H2OutboxStore.create(second).countByStatus();
+          }
+          try (Statement s = open.createStatement()) {
+            s.executeUpdate("INSERT INTO app_row VALUES (2)");
+          }
+
+          server.send("close-and-stay");
+          assertThat(server.nextLine(CHILD)).as(server.stderrText()).isEqualTo("CLOSED");
+          assertThat(server.isAlive()).as("the child keeps running after its close").isTrue();
+
+          assertThatThrownBy(open::commit).as("the open transaction ended with the close")
+              .isInstanceOfSatisfying(SQLException.class,
+                  e -> assertThat(Handover.isHandover(e)).as(e.toString()).isTrue());
+          assertThat(server.stderrText()).containsPattern("for [1-9][0-9]* session\\(s\\) of "
+              + "other processes");
+        }
+        // the file is free: this process opens it itself, while the child still runs
+        Awaitility.await().atMost(Duration.ofSeconds(30)).until(() -> {
+          try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+            s.execute("SELECT 1"); // a pooled connection to the closed server fails here
+            return ServedHere.localSession(c) != null;
+          } catch (SQLException e) {
+            return false; // and the pool evicts it
+          }
+        });
+        assertThat(server.isAlive()).isTrue();
+        accepted.add(outbox.accept(OutboxCommand.of("op", "e", Map.of("n", 5))).commandId());
+        H2OutboxStore store = H2OutboxStore.create(db);
+        for (CommandId id : accepted) {
+          assertThat(store.find(id)).as("accept %s", id).isPresent();
+        }
+        try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
+            ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM app_row")) {
+          rs.next();
+          assertThat(rs.getInt(1)).as("rows of the transaction the close rolled back").isZero();
+        }
+      }
+      server.send("exit");
+      assertThat(server.waitForExit(CHILD)).isZero();
+    }
+  }
+}
