@@ -19,6 +19,18 @@ import java.util.stream.Stream;
 final class ListeningSockets {
   private ListeningSockets() {}
 
+  /** The port H2's lock file tells other processes to connect to; -1 when it names none. */
+  static int serverPort(Path lockFile) {
+    java.util.Properties lock = new java.util.Properties();
+    try (java.io.Reader in = Files.newBufferedReader(lockFile)) {
+      lock.load(in);
+    } catch (IOException e) {
+      return -1; // no lock file (yet, or any more)
+    }
+    String server = lock.getProperty("server");
+    return server == null ? -1 : Integer.parseInt(server.substring(server.lastIndexOf(':') + 1));
+  }
+
   /** A listening socket's local address and port. */
   record Listener(InetAddress address, int port) {}
 

@@ -70,7 +70,7 @@ class LocalOnlyTest {
         file.toString())) {
       assertThat(other.nextLine(CHILD)).as(other.stderrText()).isEqualTo("READY");
       // other tests in this JVM may listen too: look at this file's own sockets only
-      int port = serverPort(dir.resolve("app.lock.db"));
+      int port = ListeningSockets.serverPort(dir.resolve("app.lock.db"));
       serving = ListeningSockets.of(pid).stream().filter(l -> l.port() == port).toList();
       assertThat(serving).as("this process serves the file").hasSize(1);
       db.close();
@@ -82,15 +82,6 @@ class LocalOnlyTest {
     }
     org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30))
         .until(() -> !Files.exists(dir.resolve("app.lock.db")));
-  }
-
-  /** The port H2's lock file tells other processes to connect to. */
-  private static int serverPort(Path lockFile) throws java.io.IOException {
-    Properties lock = new Properties();
-    try (Reader in = Files.newBufferedReader(lockFile)) {
-      lock.load(in);
-    }
-    return Integer.parseInt(lock.getProperty("server").split(":")[1]);
   }
 
   @Test

@@ -90,7 +90,7 @@ class ServedFileCloseTest {
         Awaitility.await().atMost(Duration.ofSeconds(30))
             .untilAsserted(() -> assertThat(ListeningSockets.of(self))
                 .as("this process serves the file (lock file: %s)", readOrWhy(lockFile))
-                .anyMatch(l -> l.port() == serverPort(lockFile)));
+                .anyMatch(l -> l.port() == ListeningSockets.serverPort(lockFile)));
         H2OutboxStore store = H2OutboxStore.create(db);
         for (CommandId id : accepted) {
           assertThat(store.find(id)).as("accept %s", id).isPresent();
@@ -104,18 +104,6 @@ class ServedFileCloseTest {
       server.send("exit");
       assertThat(server.waitForExit(CHILD)).isZero();
     }
-  }
-
-  /** The port H2's lock file tells other processes to connect to; -1 without one. */
-  private static int serverPort(Path lockFile) {
-    java.util.Properties lock = new java.util.Properties();
-    try (java.io.Reader in = java.nio.file.Files.newBufferedReader(lockFile)) {
-      lock.load(in);
-    } catch (java.io.IOException e) {
-      return -1;
-    }
-    String server = lock.getProperty("server");
-    return server == null ? -1 : Integer.parseInt(server.substring(server.lastIndexOf(':') + 1));
   }
 
   private static String readOrWhy(Path file) {
