@@ -11,6 +11,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.sql.Connection;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -53,7 +55,8 @@ class AcceptCrashTest {
    * The same kills while another thread compacts the file without pause (H2's retention time 0,
    * so chunks freed by the filler rows the child writes and deletes are moved and the file
    * truncated all the time): every accept that returned is still there, and the file opens
-   * after every kill.
+   * after every kill. The verification between kills closes the file at H2's default retention
+   * (see {@link #verify}).
    */
   @Test
   void everyAcceptThatReturnedSurvivesSigkillDuringFileCompaction() throws Exception {
@@ -142,6 +145,13 @@ class AcceptCrashTest {
 
   private static void verify(Path base, Map<CommandId, Acked> acked, long seed, int round) {
     try (H2Database db = H2Database.builder().file(base).multiProcess(false).build()) {
+      try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+        // H2's own retention time again for this session's clean close (the next child sets 0
+        // once it has opened the file): closed at retention 0, H2 can leave a file it then opens
+        // at an older version (StoreHeaderRepairTest, the clean-close file), which is H2's case,
+        // not a kill's; the library never lowers the retention
+        s.execute("SET RETENTION_TIME 45000");
+      }
       H2OutboxStore store = H2OutboxStore.create(db);
       for (Acked a : acked.values()) {
         OutboxRecord r = store.find(a.id()).orElse(null);

@@ -28,7 +28,8 @@ final class ListeningSockets {
       return -1; // no lock file (yet, or any more)
     }
     String server = lock.getProperty("server");
-    return server == null ? -1 : Integer.parseInt(server.substring(server.lastIndexOf(':') + 1));
+    return server == null ? -1
+        : Integer.parseInt(server.substring(server.lastIndexOf(':') + 1));
   }
 
   /** A listening socket's local address and port. */

@@ -29,6 +29,14 @@ public final class H2Errors {
    * closes under it and rolls its session's transaction back.
    */
   private static final String REMOTE_SESSION = "org.h2.engine.SessionRemote";
+  /**
+   * H2's message for a statement whose session the closing database closed under it: closing a
+   * session clears its user and database ({@code SessionLocal.close}), and the running statement
+   * then fails on them. Seen over the network, so only the message says it.
+   */
+  private static final Pattern SESSION_CLOSED_UNDER_STATEMENT = Pattern.compile(
+      "NullPointerException: .*\"\"org\\.h2\\.engine\\.SessionLocal\\.get(User|Database)\\(\\)\"\" "
+      + "is null");
   private static final Pattern TRANSACTION_NOT_OPEN = Pattern.compile(
       "has status (ROLLING_BACK|ROLLED_BACK|CLOSED), not OPEN \\[[^\\]/]*/103]");
 
@@ -87,10 +95,14 @@ public final class H2Errors {
    * on its own closed session (a general error caused by a {@code NullPointerException} in
    * {@code org.h2.engine.SessionRemote}): the serving process answered that it closed the
    * session, H2 dropped the session's connections, and the next broken write then found none.
-   * Last, it includes "the database is in exclusive mode" (90135): H2 reports it for a statement
-   * that ended after the serving process's {@code SHUTDOWN} marked its session for closing. That
-   * statement ran to its end (a commit did commit); the session is closed. The calls the library
-   * runs again are the ones safe to run again after a commit that did happen ({@link Handover}).
+   * It includes a statement that failed because the closing database closed its session under
+   * it (a general error quoting a {@code NullPointerException} on {@code SessionLocal.getUser()}
+   * or {@code getDatabase()}, which closing clears; seen when a process connected just as the
+   * serving one closed). Last, it includes "the database is in exclusive mode" (90135): H2
+   * reports it for a statement that ended after the serving process's {@code SHUTDOWN} marked
+   * its session for closing. That statement ran to its end (a commit did commit); the session is
+   * closed. The calls the library runs again are the ones safe to run again after a commit that
+   * did happen ({@link Handover}).
    */
   public static boolean isBrokenConnection(SQLException e) {
     for (SQLException s = e; s != null; s = s.getNextException()) {
@@ -101,7 +113,8 @@ public final class H2Errors {
         return true;
       }
       if (code == GENERAL_ERROR && s.getMessage() != null
-          && TRANSACTION_NOT_OPEN.matcher(s.getMessage()).find()) {
+          && (TRANSACTION_NOT_OPEN.matcher(s.getMessage()).find()
+          || SESSION_CLOSED_UNDER_STATEMENT.matcher(s.getMessage()).find())) {
         return true;
       }
       if (code == GENERAL_ERROR && failedInClosedRemoteSession(s.getCause())) {

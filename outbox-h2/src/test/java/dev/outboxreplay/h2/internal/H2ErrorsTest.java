@@ -39,6 +39,23 @@ class H2ErrorsTest {
   }
 
   /**
+   * A statement whose session the closing database closed under it, as a process that connected
+   * just as the serving one closed saw it (InboxCrashTest): H2's server sends the
+   * {@code NullPointerException} on the cleared user as a general error's text.
+   */
+  @Test
+  void aStatementWhoseSessionTheClosingDatabaseClosedIsAHandover() {
+    SQLException closedUnder = DbException.convert(new NullPointerException("Cannot invoke "
+        + "\"org.h2.engine.User.checkTableRight(org.h2.table.Table, int)\" because the return "
+        + "value of \"org.h2.engine.SessionLocal.getUser()\" is null")).getSQLException();
+    assertThat(closedUnder.getErrorCode()).isEqualTo(50000);
+    assertThat(Handover.isHandover(closedUnder)).as(closedUnder.getMessage()).isTrue();
+    SQLException elsewhere = DbException.convert(new NullPointerException("Cannot invoke "
+        + "\"Object.toString()\" because \"value\" is null")).getSQLException();
+    assertThat(Handover.isHandover(elsewhere)).as(elsewhere.getMessage()).isFalse();
+  }
+
+  /**
    * A statement that ended after the serving process's {@code SHUTDOWN} marked its session for
    * closing ({@code SessionLocal.checkSuspended}).
    */
