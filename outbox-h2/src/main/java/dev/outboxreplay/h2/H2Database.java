@@ -287,8 +287,9 @@ public final class H2Database implements AutoCloseable {
    * statement ends (H2 waits up to twice the {@linkplain Builder#lockTimeout lock timeout} for
    * it). Their calls then fail as when a serving process dies; the library's own calls go on in
    * the process that takes the file over. So when this returns, the file is written, closed and
-   * unlocked, and this process serves nothing. When another process serves the file, only this
-   * process's connections are closed. Idempotent: later calls do nothing.
+   * unlocked, and this process serves nothing. When another process serves the file, or another
+   * {@code H2Database} of this JVM still has it open, only this instance's connections are
+   * closed. Idempotent: later calls do nothing.
    */
   @Override
   public void close() {
@@ -303,7 +304,9 @@ public final class H2Database implements AutoCloseable {
     }
     RetryingOpenDataSource source = pool == null ? null
         : (RetryingOpenDataSource) pool.getDataSource();
-    if (source != null && multiProcess && !readOnly && source.othersSessions() > 0) {
+    // the last H2Database of this JVM on the file does it: another one here still uses it
+    if (source != null && multiProcess && !readOnly && FileCheck.openHereCount(dataFile(file)) == 1
+        && source.othersSessions() > 0) {
       try {
         int ended = ServedHere.closeForOthers(source);
         if (ended > 0) {

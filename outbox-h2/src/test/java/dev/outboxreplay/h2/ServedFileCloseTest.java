@@ -106,6 +106,44 @@ class ServedFileCloseTest {
     }
   }
 
+  /**
+   * Two databases of this JVM on one file that this process serves, another process connected
+   * through it: closing the first ends nobody's session, since the second still uses the file
+   * (this process keeps serving on the same port, and the second accepts); closing the second,
+   * the last one here, closes the file for the other process too.
+   */
+  @Test
+  void closingOneOfTwoDatabasesOfThisJvmKeepsServingTheFile() throws Exception {
+    assumeTrue(ListeningSockets.available(), "needs Linux /proc");
+    Path file = dir.resolve("shared");
+    Path lockFile = dir.resolve("shared.lock.db");
+    long self = ProcessHandle.current().pid();
+    try (H2Database first = H2Database.open(file)) {
+      H2OutboxStore.create(first); // this process opened the file: it serves it
+      try (ChildJvm other = ChildJvm.start(ServeFileChild.class, dir.resolve("other.err"),
+          file.toString())) {
+        assertThat(other.nextLine(CHILD)).as(other.stderrText()).isEqualTo("READY");
+        H2Database second = H2Database.open(file);
+        int port = ListeningSockets.serverPort(lockFile);
+        assertThat(ListeningSockets.of(self)).anyMatch(l -> l.port() == port);
+
+        first.close();
+        assertThat(ListeningSockets.of(self)).as("serving after the first of two closed")
+            .anyMatch(l -> l.port() == port);
+        assertThat(ListeningSockets.serverPort(lockFile)).isEqualTo(port);
+        Outbox.builder(H2OutboxStore.create(second)).build()
+            .accept(OutboxCommand.of("op", "e", Map.of("n", 1)));
+
+        second.close();
+        assertThat(ListeningSockets.of(self)).as("serving after the last one here closed")
+            .noneMatch(l -> l.port() == port);
+        other.send("close");
+        assertThat(other.nextLine(CHILD)).as(other.stderrText()).isEqualTo("CLOSED");
+        assertThat(other.waitForExit(CHILD)).isZero();
+      }
+    }
+  }
+
   private static String readOrWhy(Path file) {
     try {
       return java.nio.file.Files.readString(file);

@@ -54,6 +54,11 @@ public final class FileCheck {
     OPEN_HERE.merge(file.toAbsolutePath().normalize(), 1, Integer::sum);
   }
 
+  /** How many {@code H2Database}s of this JVM have {@code file} open now. */
+  public static int openHereCount(Path file) {
+    return OPEN_HERE.getOrDefault(file.toAbsolutePath().normalize(), 0);
+  }
+
   /** Undoes one {@link #openedHere}. */
   public static void closedHere(Path file) {
     OPEN_HERE.computeIfPresent(file.toAbsolutePath().normalize(), (f, n) -> n == 1 ? null : n - 1);
