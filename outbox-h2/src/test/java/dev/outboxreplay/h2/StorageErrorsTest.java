@@ -227,8 +227,10 @@ class StorageErrorsTest {
         return ids;
       });
       awaitCalls(stats, 20);
+      long leaving = System.nanoTime();
       departedAt.set(goAway(server, departure));
       int returnedAtDeparture = stats.calls.get();
+      String serverLog = server.stderrText();
       List<CommandId> ids = accepting.get(60, TimeUnit.SECONDS);
       System.out.printf("outbox accept back to back, server %s: %d accepts, longest %.2f s%n",
           departure, ids.size(), stats.longestSeconds());
@@ -244,10 +246,16 @@ class StorageErrorsTest {
       }
       long counted = store.countByStatus().values().stream().mapToLong(Long::longValue).sum();
       long rows = rowsByScan(db);
+      StringBuilder when = new StringBuilder();
+      for (int n : missing) {
+        when.append(stats.span(n, leaving)).append("; ");
+      }
       assertThat(List.of(missing, counted, rows))
           .as("accepts missing (their numbers), countByStatus total, rows by a full scan; "
-              + "%d accepts returned, %d of them before the departure", ids.size(),
-              returnedAtDeparture)
+              + "%d accepts returned, %d of them before the departure; the server was told to "
+              + "go at 0 ms and was gone at %+.1f ms; missing: %s; the server's log:%n%s",
+              ids.size(), returnedAtDeparture, (departedAt.get() - leaving) / 1e6, when,
+              serverLog)
           .isEqualTo(List.of(List.of(), (long) ids.size(), (long) ids.size()));
     }
   }
@@ -331,6 +339,8 @@ class StorageErrorsTest {
     final List<Throwable> failures = new java.util.concurrent.CopyOnWriteArrayList<>();
     final AtomicInteger calls = new AtomicInteger();
     final AtomicLong longestNanos = new AtomicLong();
+    /** Start and end ({@link System#nanoTime}) of each call, in call order. */
+    final List<long[]> spans = new java.util.concurrent.CopyOnWriteArrayList<>();
 
     <R> R time(Callable<R> call) {
       long start = System.nanoTime();
@@ -340,9 +350,18 @@ class StorageErrorsTest {
         failures.add(e);
         throw new IllegalStateException("call failed", e);
       } finally {
-        longestNanos.accumulateAndGet(System.nanoTime() - start, Math::max);
+        long end = System.nanoTime();
+        spans.add(new long[] {start, end});
+        longestNanos.accumulateAndGet(end - start, Math::max);
         calls.incrementAndGet();
       }
+    }
+
+    /** When call {@code n} ran, in ms relative to {@code origin}, for a failure message. */
+    String span(int n, long origin) {
+      long[] span = spans.get(n);
+      return String.format("#%d ran %+.1f to %+.1f ms", n, (span[0] - origin) / 1e6,
+          (span[1] - origin) / 1e6);
     }
 
     double longestSeconds() {
