@@ -25,8 +25,6 @@ import java.util.Objects;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicLong;
 import javax.sql.DataSource;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * One H2 file database, opened through a HikariCP pool with the durability settings the outbox
@@ -64,8 +62,6 @@ public final class H2Database implements AutoCloseable {
   /** Longest one compaction runs before it leaves the rest to the next. */
   public static final Duration COMPACTION_BUDGET = Duration.ofMillis(200);
 
-  private static final Logger LOG = LoggerFactory.getLogger(H2Database.class);
-
   private final Path file;
   private final java.util.concurrent.atomic.AtomicBoolean closed =
       new java.util.concurrent.atomic.AtomicBoolean();
@@ -89,7 +85,7 @@ public final class H2Database implements AutoCloseable {
   private H2Database(Builder builder) {
     this.durability = builder.durability;
     this.readOnly = builder.readOnly;
-    this.multiProcess = builder.multiProcess && builder.applicationDataSource == null;
+    this.multiProcess = builder.multiProcess;
     if (builder.applicationDataSource != null) {
       this.pool = null;
       this.connections = builder.applicationDataSource;
@@ -302,23 +298,8 @@ public final class H2Database implements AutoCloseable {
     if (compaction != null) {
       compaction.close();
     }
-    RetryingOpenDataSource source = pool == null ? null
-        : (RetryingOpenDataSource) pool.getDataSource();
-    // the last H2Database of this JVM on the file does it: another one here still uses it
-    if (source != null && multiProcess && !readOnly && FileCheck.openHereCount(dataFile(file)) == 1
-        && source.othersSessions() > 0) {
-      try {
-        int ended = ServedHere.closeForOthers(source);
-        if (ended > 0) {
-          LOG.info("Closed {} for {} session(s) of other processes that reached it through this "
-              + "one", dataFile(file), ended);
-        }
-      } catch (SQLException | RuntimeException e) {
-        // the pool's close below still closes this process's connections; H2 closes the file
-        // when the other processes disconnect or this JVM exits
-        LOG.warn("Could not close {} for the other processes that reach it through this one: {}",
-            dataFile(file), e.toString());
-      }
+    if (pool != null && multiProcess && !readOnly) {
+      ServedHere.letGoOf((RetryingOpenDataSource) pool.getDataSource(), dataFile(file));
     }
     if (pool != null) {
       pool.close(); // an application's own data source stays open: it is the application's

@@ -23,11 +23,7 @@ public final class H2Errors {
   private static final int GENERAL_ERROR = 50000;
   private static final int STATEMENT_WAS_CANCELED = 57014;
   private static final int DATABASE_IS_IN_EXCLUSIVE_MODE = 90135;
-  /**
-   * H2's storage engine's "Transaction N has status ROLLED_BACK, not OPEN" (its error 103, which
-   * H2 puts in the message as {@code [version/103]}): what a statement gets when the database
-   * closes under it and rolls its session's transaction back.
-   */
+  /** H2's client session class, where a {@code NullPointerException} means its own close. */
   private static final String REMOTE_SESSION = "org.h2.engine.SessionRemote";
   /**
    * H2's message for a statement whose session the closing database closed under it: closing a
@@ -37,6 +33,11 @@ public final class H2Errors {
   private static final Pattern SESSION_CLOSED_UNDER_STATEMENT = Pattern.compile(
       "NullPointerException: .*\"\"org\\.h2\\.engine\\.SessionLocal\\.get(User|Database)\\(\\)\"\" "
       + "is null");
+  /**
+   * H2's storage engine's "Transaction N has status ROLLED_BACK, not OPEN" (its error 103, which
+   * H2 puts in the message as {@code [version/103]}): what a statement gets when the database
+   * closes under it and rolls its session's transaction back.
+   */
   private static final Pattern TRANSACTION_NOT_OPEN = Pattern.compile(
       "has status (ROLLING_BACK|ROLLED_BACK|CLOSED), not OPEN \\[[^\\]/]*/103]");
 

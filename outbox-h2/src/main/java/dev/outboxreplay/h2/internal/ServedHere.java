@@ -1,13 +1,15 @@
 package dev.outboxreplay.h2.internal;
 
+import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
-import javax.sql.DataSource;
 import org.h2.engine.Database;
 import org.h2.engine.Session;
 import org.h2.engine.SessionLocal;
 import org.h2.jdbc.JdbcConnection;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Whether this process serves a shared file, and how it lets go of it. In multi-process mode the
@@ -17,7 +19,7 @@ import org.h2.jdbc.JdbcConnection;
  * JVM exits (then H2's shutdown hook stops the server first, closing its sessions from another
  * thread while their statements may still run, and closes the file).
  *
- * <p>{@link #closeForOthers} closes the file instead with H2's {@code SHUTDOWN}: the other
+ * <p>{@link #letGoOf} closes the file instead with H2's {@code SHUTDOWN}: the other
  * processes' sessions that are between statements are closed at once (an open transaction rolls
  * back), one running a statement is closed when that statement ends, and only then does H2 stop
  * its server and write and close the file. The other processes' calls fail as when the server
@@ -25,11 +27,12 @@ import org.h2.jdbc.JdbcConnection;
  *
  * <p>Entry points used (public in H2 2.5.252): {@link JdbcConnection#getSession()}, {@link
  * SessionLocal#getDatabase()}, {@code Database.isClosing()}, {@code Database.getSessions(boolean)}
- * and {@link
- * SessionLocal#getNetworkConnectionInfo()} (set on the sessions H2's server opens for other
- * processes). {@code ServedFileCloseTest} fails when an H2 upgrade changes what they say.
+ * and {@link SessionLocal#getNetworkConnectionInfo()} (set on the sessions H2's server opens for
+ * other processes). {@code ServedFileCloseTest} fails when an H2 upgrade changes what they say.
  */
 public final class ServedHere {
+  private static final Logger LOG = LoggerFactory.getLogger(ServedHere.class);
+
   private ServedHere() {}
 
   /**
@@ -61,34 +64,37 @@ public final class ServedHere {
   }
 
   /**
-   * When this process serves the file that {@code source} opens and other processes have
-   * sessions on it, closes the file for everyone ({@code SHUTDOWN}) and returns how many of their
-   * sessions were open; otherwise does nothing and returns 0. The caller checks first with {@link
-   * RetryingOpenDataSource#othersSessions}, which opens nothing, and closes its pool right after:
-   * the pool's connections are closed by then.
+   * What {@code H2Database.close()} does in multi-process mode before it closes its pool: when
+   * this JVM serves {@code file}, which {@code source} opens, other processes have sessions on it,
+   * and no other {@code H2Database} of this JVM still has it open, closes the file for everyone
+   * ({@code SHUTDOWN}) and logs how many of their sessions it ended. The look first ({@link
+   * RetryingOpenDataSource#othersSessions}) opens nothing. A failure is logged and not thrown:
+   * the pool's close still closes this process's connections, and H2 closes the file when the
+   * other processes disconnect or this JVM exits.
    *
    * <p>The statement runs on a connection of its own from {@code source}, not from the pool: a
    * pooled connection that the shutdown closed would make the pool open a replacement at once,
    * opening the file again in this process. That connection attaches to the database this JVM
    * has open; only if the database closed by itself in between (its last other session left)
    * does it open the file again, and then it finds no other session and just closes it.
-   *
-   * @throws SQLException when H2 could not shut the database down; the file is then closed as
-   *     before, by the last session or H2's shutdown hook
    */
-  public static int closeForOthers(DataSource source) throws SQLException {
+  public static void letGoOf(RetryingOpenDataSource source, Path file) {
+    if (FileCheck.openHereCount(file) != 1 || source.othersSessions() == 0) {
+      return; // another H2Database here still uses the file, or no other process is on it
+    }
     try (Connection c = source.getConnection()) {
       SessionLocal local = localSession(c);
-      if (local == null) {
-        return 0; // another process serves the file; its sessions are not this process's to end
-      }
-      int others = othersSessions(local.getDatabase());
+      int others = local == null ? 0 : othersSessions(local.getDatabase());
       if (others > 0) {
         try (Statement s = c.createStatement()) {
           s.execute("SHUTDOWN");
         }
+        LOG.info("Closed {} for {} session(s) of other processes that reached it through this "
+            + "one", file, others);
       }
-      return others;
+    } catch (SQLException | RuntimeException e) {
+      LOG.warn("Could not close {} for the other processes that reach it through this one: {}",
+          file, e.toString());
     }
   }
 }

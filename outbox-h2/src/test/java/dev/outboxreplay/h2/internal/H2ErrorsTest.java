@@ -6,6 +6,8 @@ import java.sql.SQLException;
 import org.h2.message.DbException;
 import org.h2.mvstore.DataUtils;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * Which H2 failures count as the database having gone away. The exceptions are H2's own, made
@@ -30,12 +32,18 @@ class H2ErrorsTest {
         DataUtils.ERROR_TRANSACTION_ILLEGAL_STATE))).isTrue();
   }
 
-  @Test
-  void aStatementTheClosingDatabaseCanceledIsAHandover() {
-    SQLException canceled = DbException.get(org.h2.api.ErrorCode.STATEMENT_WAS_CANCELED)
-        .getSQLException();
-    assertThat(canceled.getErrorCode()).isEqualTo(57014);
-    assertThat(Handover.isHandover(canceled)).isTrue();
+  /**
+   * H2's own errors for a statement the closing database ended: one it canceled (57014), and one
+   * that ended after the serving process's {@code SHUTDOWN} marked its session for closing
+   * (90135, {@code SessionLocal.checkSuspended}).
+   */
+  @ParameterizedTest
+  @ValueSource(ints = {57014, 90135})
+  void aStatementTheClosingDatabaseEndedIsAHandover(int errorCode) {
+    SQLException ended = DbException.get(errorCode).getSQLException();
+    assertThat(ended.getErrorCode()).isEqualTo(errorCode);
+    assertThat(H2Errors.isBrokenConnection(ended)).as(ended.getMessage()).isTrue();
+    assertThat(Handover.isHandover(ended)).as(ended.getMessage()).isTrue();
   }
 
   /**
@@ -53,19 +61,6 @@ class H2ErrorsTest {
     SQLException elsewhere = DbException.convert(new NullPointerException("Cannot invoke "
         + "\"Object.toString()\" because \"value\" is null")).getSQLException();
     assertThat(Handover.isHandover(elsewhere)).as(elsewhere.getMessage()).isFalse();
-  }
-
-  /**
-   * A statement that ended after the serving process's {@code SHUTDOWN} marked its session for
-   * closing ({@code SessionLocal.checkSuspended}).
-   */
-  @Test
-  void aStatementEndingInASessionTheShutdownClosedIsAHandover() {
-    SQLException suspended = DbException.get(org.h2.api.ErrorCode.DATABASE_IS_IN_EXCLUSIVE_MODE)
-        .getSQLException();
-    assertThat(suspended.getErrorCode()).isEqualTo(90135);
-    assertThat(H2Errors.isBrokenConnection(suspended)).isTrue();
-    assertThat(Handover.isHandover(suspended)).isTrue();
   }
 
   /**
