@@ -58,7 +58,7 @@ public final class RetryingOpenDataSource implements DataSource {
     // A connection may be the one that takes the file over after the process serving it was
     // killed: H2 then runs its recovery inside this call, and RecoveringFileSystem (in the URL)
     // repairs the store header first, under H2's lock.
-    Connection c = Handover.retry(h2::getConnection, alsoRetry, openWait);
+    Connection c = Handover.retry(() -> usable(h2.getConnection()), alsoRetry, openWait);
     SessionLocal local = ServedHere.localSession(c);
     if (local != null) {
       // Not cleared by a later connection that goes through a server (ServedFileCloseTest saw
@@ -67,6 +67,26 @@ public final class RetryingOpenDataSource implements DataSource {
       openedHere.set(local.getDatabase());
     }
     return c;
+  }
+
+  /**
+   * {@code c} once one round trip on it worked; else closed, and the failure thrown. A process
+   * that connects through another's server just as that one closes can get a connection whose
+   * session is already gone: the pool's first statement on it then failed ("The database has
+   * been closed", in {@code InboxCrashTest}) outside this source's retry, and the open failed.
+   */
+  private static Connection usable(Connection c) throws SQLException {
+    try {
+      c.getTransactionIsolation(); // what the pool asks first; a round trip to the server
+      return c;
+    } catch (SQLException e) {
+      try {
+        c.close();
+      } catch (SQLException ignored) {
+        e.addSuppressed(ignored);
+      }
+      throw e;
+    }
   }
 
   /**
