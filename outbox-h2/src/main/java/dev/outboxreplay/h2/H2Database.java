@@ -2,6 +2,7 @@ package dev.outboxreplay.h2;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxreplay.OutboxStorageException;
+import dev.outboxreplay.h2.internal.CommitOutcome;
 import dev.outboxreplay.h2.internal.CompactionSchedule;
 import dev.outboxreplay.h2.internal.FileCheck;
 import dev.outboxreplay.h2.internal.H2Errors;
@@ -236,8 +237,20 @@ public final class H2Database implements AutoCloseable {
     return H2Errors.isUniqueViolation(e);
   }
 
-  /** Called by stores after each of their own commits; syncs in power-loss mode only. */
+  /**
+   * Called by stores after each of their own commits, and by an application after committing a
+   * transaction it wrote outbox or inbox rows in: returns when that commit is known to have
+   * happened, and in power-loss mode syncs it to the disk.
+   *
+   * @throws SQLException with SQL state {@code 08007} ("transaction resolution unknown") when
+   *     H2 closed the connection's session during the commit (the process serving the file
+   *     closed or shut down at that moment): H2 can then report a commit as done that its
+   *     session's close rolled back. Run an idempotent write again (an accept with the same
+   *     command id finds its row or writes it); anything else must find out what is stored.
+   *     Also thrown when the sync fails.
+   */
   public void afterCommit(Connection connection) throws SQLException {
+    CommitOutcome.requireKnown(connection);
     if (durability == Durability.POWER_LOSS_SAFE) {
       syncToDisk(connection);
     }

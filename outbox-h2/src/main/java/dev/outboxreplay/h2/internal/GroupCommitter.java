@@ -130,11 +130,11 @@ public final class GroupCommitter<I, R> {
           writeOneByOne(c, group);
         }
         c.commit();
+        database.afterCommit(c); // throws when the commit's outcome is unknown
       } catch (SQLException | RuntimeException e) {
         discardLeaderConnection();
         throw e;
       }
-      database.afterCommit(c);
     } catch (SQLException | RuntimeException e) {
       for (Pending<I, R> p : group) {
         p.result = null;
