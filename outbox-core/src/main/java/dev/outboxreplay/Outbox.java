@@ -61,7 +61,9 @@ public final class Outbox<T> {
    *
    * @throws InvalidCommandException when the command is invalid; nothing written
    * @throws IdempotencyConflictException when its id or key was used with another intent
-   * @throws OutboxStorageException when the store fails; nothing written. {@linkplain
+   * @throws OutboxStorageException when the store fails; nothing written, unless the failure
+   *     left the commit's outcome unknown (the process serving a shared file went away during
+   *     it), when the row may be stored. {@linkplain
    *     OutboxStorageException#retryable() Retryable} for a passing condition (the process
    *     serving a shared file went away, a lock race, a row lock not released in time): the same
    *     call, with the same command id, may be made again at once and is accepted once. Fatal
@@ -92,7 +94,9 @@ public final class Outbox<T> {
   /**
    * Accepts one command inside the caller's open transaction on the same database, so that the
    * application's own state change and the outbox row commit or roll back together. The row is
-   * durable only once the caller commits. The transaction is neither committed nor closed here.
+   * durable only once the caller commits. The transaction is neither committed nor closed here;
+   * the store's documentation says what to call after the commit (the H2 store: {@code
+   * H2Database.afterCommit}).
    */
   public OutboxRecord accept(T transaction, OutboxCommand command) {
     Objects.requireNonNull(transaction, "transaction == null");

@@ -35,6 +35,7 @@ public final class QuickStart {
         OutboxRecord queued = outbox.accept(c,                     // joins that transaction
             OutboxCommand.of("note.put", "note-1", Map.of("id", "note-1", "body", "buy milk")));
         c.commit();                                                // both durable, or neither
+        db.afterCommit(c);                                         // unknown outcome? throws
         System.out.println("queued " + queued.commandId() + " key " + queued.idempotencyKey()
             + " payload " + queued.payload().json());
       }

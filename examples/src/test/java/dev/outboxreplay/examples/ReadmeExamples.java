@@ -63,6 +63,7 @@ final class ReadmeExamples {
         queued = outbox.accept(c,                                  // joins that transaction
             OutboxCommand.of("note.put", "note-1", Map.of("id", "note-1", "body", "buy milk")));
         c.commit();                                                // both durable, or neither
+        db.afterCommit(c);                                         // unknown outcome? throws
       }
     }
     // README:end

@@ -118,6 +118,13 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
     }
   }
 
+  /**
+   * {@inheritDoc}
+   *
+   * <p>After committing {@code transaction}, call {@link H2Database#afterCommit}: it syncs in
+   * power-loss mode and throws when the commit's outcome is unknown (the process serving a shared
+   * file closed the session during it).
+   */
   @Override
   public List<OutboxRecord> insert(Connection transaction, List<PreparedCommand> batch) {
     List<PreparedCommand> commands = List.copyOf(batch);

@@ -303,6 +303,7 @@ final class DemoCommand implements Callable<Integer> {
       outbox.accept(c, OutboxCommand.of(NotesApplication.OPERATION, id,
           Map.of("entity", id, "seq", seq, "body", "edit " + seq)));
       c.commit();
+      database.afterCommit(c);
     }
   }
 
