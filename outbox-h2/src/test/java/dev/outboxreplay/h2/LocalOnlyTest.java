@@ -25,14 +25,20 @@ class LocalOnlyTest {
 
   @TempDir Path dir;
 
+  /**
+   * A process started as users start theirs (no {@code -D} options; child JVMs get none) serves
+   * its file on loopback only: the library itself asks H2 for loopback before H2 loads. This test
+   * JVM has {@code h2.bindAddress} preset (the module's surefire setting), so the default is
+   * checked in the child.
+   */
   @Test
   void aProcessHoldingAFileForOtherProcessesListensOnLoopbackOnly() throws Exception {
     assumeTrue(ListeningSockets.available(), "needs Linux /proc");
     Path file = dir.resolve("app");
-    try (H2Database db = H2Database.open(file)) { // the default: multi-process
-      H2OutboxStore.create(db);
-      List<ListeningSockets.Listener> listeners =
-          ListeningSockets.of(ProcessHandle.current().pid());
+    try (ChildJvm serving = ChildJvm.start(ServeFileChild.class, dir.resolve("serving.err"),
+        file.toString())) { // opens the file first, so it serves it
+      assertThat(serving.nextLine(CHILD)).as(serving.stderrText()).isEqualTo("READY");
+      List<ListeningSockets.Listener> listeners = ListeningSockets.of(serving.pid());
       Properties lock = new Properties();
       try (Reader in = Files.newBufferedReader(dir.resolve("app.lock.db"))) {
         lock.load(in);
@@ -40,7 +46,7 @@ class LocalOnlyTest {
       int serverPort = Integer.parseInt(lock.getProperty("server").split(":")[1]);
       assertThat(listeners).as("H2's server for other processes is among them")
           .anyMatch(l -> l.port() == serverPort);
-      assertThat(listeners).as("every listening socket of this process")
+      assertThat(listeners).as("every listening socket of the serving process")
           .allMatch(l -> l.address().isLoopbackAddress());
       String serverHost = lock.getProperty("server").split(":")[0];
       assertThat(java.net.InetAddress.getByName(serverHost).isLoopbackAddress())
@@ -50,6 +56,8 @@ class LocalOnlyTest {
           dir.resolve("second.err"), file.toString(), "second")) {
         assertThat(second.nextLine(CHILD)).as(second.stderrText()).isEqualTo("WROTE");
       }
+      serving.send("close");
+      assertThat(serving.nextLine(CHILD)).as(serving.stderrText()).isEqualTo("CLOSED");
     }
   }
 

@@ -138,6 +138,11 @@ public final class ChildJvm implements AutoCloseable {
     return process.exitValue();
   }
 
+  /** The child's process id. */
+  public long pid() {
+    return process.pid();
+  }
+
   /** Whether the child process still runs. */
   public boolean isAlive() {
     return process.isAlive();
