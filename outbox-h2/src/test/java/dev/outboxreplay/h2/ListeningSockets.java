@@ -21,15 +21,11 @@ final class ListeningSockets {
 
   /** The port H2's lock file tells other processes to connect to; -1 when it names none. */
   static int serverPort(Path lockFile) {
-    java.util.Properties lock = new java.util.Properties();
-    try (java.io.Reader in = Files.newBufferedReader(lockFile)) {
-      lock.load(in);
-    } catch (IOException e) {
-      return -1; // no lock file (yet, or any more)
+    try {
+      return H2LockFile.read(lockFile).port();
+    } catch (IOException | IllegalStateException e) {
+      return -1; // no lock file (yet, or any more), or one without a server
     }
-    String server = lock.getProperty("server");
-    return server == null ? -1
-        : Integer.parseInt(server.substring(server.lastIndexOf(':') + 1));
   }
 
   /** A listening socket's local address and port. */

@@ -4,14 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.outboxreplay.testkit.ChildJvm;
-import java.io.Reader;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
-import java.util.Properties;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -39,18 +37,13 @@ class LocalOnlyTest {
         file.toString())) { // opens the file first, so it serves it
       assertThat(serving.nextLine(CHILD)).as(serving.stderrText()).isEqualTo("READY");
       List<ListeningSockets.Listener> listeners = ListeningSockets.of(serving.pid());
-      Properties lock = new Properties();
-      try (Reader in = Files.newBufferedReader(dir.resolve("app.lock.db"))) {
-        lock.load(in);
-      }
-      int serverPort = Integer.parseInt(lock.getProperty("server").split(":")[1]);
+      H2LockFile lock = H2LockFile.read(dir.resolve("app.lock.db"));
       assertThat(listeners).as("H2's server for other processes is among them")
-          .anyMatch(l -> l.port() == serverPort);
+          .anyMatch(l -> l.port() == lock.port());
       assertThat(listeners).as("every listening socket of the serving process")
           .allMatch(l -> l.address().isLoopbackAddress());
-      String serverHost = lock.getProperty("server").split(":")[0];
-      assertThat(java.net.InetAddress.getByName(serverHost).isLoopbackAddress())
-          .as("other processes are told to connect to %s", serverHost).isTrue();
+      assertThat(java.net.InetAddress.getByName(lock.host()).isLoopbackAddress())
+          .as("other processes are told to connect to %s", lock.host()).isTrue();
 
       try (ChildJvm second = ChildJvm.start(OpenLoopbackChild.class,
           dir.resolve("second.err"), file.toString(), "second")) {

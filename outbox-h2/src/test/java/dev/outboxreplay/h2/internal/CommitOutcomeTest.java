@@ -1,6 +1,7 @@
 package dev.outboxreplay.h2.internal;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxreplay.Outbox;
@@ -8,33 +9,28 @@ import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.h2.H2LockFile;
 import dev.outboxreplay.h2.H2OutboxStore;
-import java.io.PrintWriter;
-import java.io.Reader;
 import java.lang.reflect.InvocationTargetException;
+import java.lang.reflect.Method;
 import java.lang.reflect.Proxy;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.SQLFeatureNotSupportedException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Map;
-import java.util.Properties;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.logging.Logger;
 import javax.sql.DataSource;
 import org.awaitility.Awaitility;
 import org.h2.engine.Database;
 import org.h2.engine.SessionLocal;
-import org.h2.jdbc.JdbcConnection;
+import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -65,17 +61,13 @@ class CommitOutcomeTest {
           remote.commit(); // H2's client keeps its prepared COMMIT from here on
           s.executeUpdate("INSERT INTO t VALUES (2)");
         }
-        SessionLocal localSession =
-            (SessionLocal) local.unwrap(JdbcConnection.class).getSession();
-        Database database = localSession.getDatabase();
+        Database database = ServedHere.localSession(local).getDatabase();
         SessionLocal served = Arrays.stream(database.getSessions(false))
             .filter(s -> s.getNetworkConnectionInfo() != null)
             .findFirst().orElseThrow();
 
-        CompletableFuture<Void> committed = commitWhileClosing(database, served, remote::commit);
-
-        assertThat(committed).as("H2 reports the commit as done").isCompleted()
-            .isNotCompletedExceptionally();
+        assertThatCode(() -> commitWhileClosing(database, served, remote::commit))
+            .as("H2 reports the commit as done").doesNotThrowAnyException();
         assertThat(rows(local)).as("yet row 2 is not stored: the close rolled it back").isOne();
         assertThat(remote.isClosed()).isTrue();
         assertThatThrownBy(() -> CommitOutcome.requireKnown(remote))
@@ -103,10 +95,9 @@ class CommitOutcomeTest {
     try (H2Database served = H2Database.open(file);
         Connection local = served.dataSource().getConnection()) {
       H2OutboxStore.create(served); // the schema
-      Database database =
-          ((SessionLocal) local.unwrap(JdbcConnection.class).getSession()).getDatabase();
+      Database database = ServedHere.localSession(local).getDatabase();
       AtomicBoolean closeAtNextCommit = new AtomicBoolean();
-      DataSource throughServer = new ThroughServer(file, database, closeAtNextCommit);
+      DataSource throughServer = throughServer(file, database, closeAtNextCommit);
       try (H2Database remote = H2Database.builder().dataSource(throughServer).build()) {
         Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(remote)).build();
         outbox.accept(OutboxCommand.of("op", "e", Map.of("n", 1)));
@@ -122,34 +113,39 @@ class CommitOutcomeTest {
   }
 
   /**
-   * Runs {@code commit} on another thread while {@code session} is being closed: after its close
-   * rolled back and before it leaves the database, where the close waits for the database's
-   * monitor, held here meanwhile.
+   * Runs {@code commit} while {@code session} is being closed: after its close rolled back and
+   * before it leaves the database, where the close waits for the database's monitor, which
+   * another thread holds meanwhile (for 10 s at most, so a commit that needed it too would go on
+   * after that, in another order, and fail the assertions instead of hanging).
    */
-  private static CompletableFuture<Void> commitWhileClosing(Database database,
-      SessionLocal session, SqlRunnable commit) throws Exception {
+  private static void commitWhileClosing(Database database, SessionLocal session,
+      SqlRunnable commit) throws Exception {
+    CountDownLatch held = new CountDownLatch(1);
+    CountDownLatch release = new CountDownLatch(1);
+    Thread holder = new Thread(() -> {
+      synchronized (database) {
+        held.countDown();
+        try {
+          release.await(10, TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+        }
+      }
+    }, "holding-the-database-monitor");
     Thread closing = new Thread(session::close, "closing-served-session");
-    CompletableFuture<Void> committed;
-    synchronized (database) {
-      closing.start();
+    holder.start();
+    held.await();
+    closing.start();
+    try {
       Awaitility.await().atMost(Duration.ofSeconds(10)).until(() ->
           closing.getState() == Thread.State.BLOCKED && Arrays.stream(closing.getStackTrace())
               .anyMatch(f -> f.getMethodName().equals("removeSession")));
-      committed = CompletableFuture.runAsync(() -> {
-        try {
-          commit.run();
-        } catch (SQLException e) {
-          throw new IllegalStateException(e);
-        }
-      });
-      try {
-        committed.get(10, TimeUnit.SECONDS);
-      } catch (ExecutionException e) {
-        // reported through the future
-      }
+      commit.run();
+    } finally {
+      release.countDown();
+      holder.join(10_000);
+      closing.join(10_000);
     }
-    closing.join(10_000);
-    return committed;
   }
 
   @FunctionalInterface
@@ -161,85 +157,50 @@ class CommitOutcomeTest {
    * Connections over TCP to the server of {@code file}; the next commit after {@code
    * closeAtNextCommit} is set runs while the database closes that connection's session.
    */
-  private static final class ThroughServer implements DataSource {
-    private final Path file;
-    private final Database database;
-    private final AtomicBoolean closeAtNextCommit;
+  private static DataSource throughServer(Path file, Database database,
+      AtomicBoolean closeAtNextCommit) throws Exception {
+    JdbcDataSource tcp = new JdbcDataSource();
+    tcp.setURL(H2LockFile.read(Path.of(file + ".lock.db")).loopbackUrl());
+    tcp.setUser("sa");
+    tcp.setPassword("");
+    return proxy(DataSource.class, tcp, (method, args) -> method.getName().equals("getConnection")
+        ? closingAtNextCommit(tcp.getConnection(), database, closeAtNextCommit)
+        : method.invoke(tcp, args));
+  }
 
-    ThroughServer(Path file, Database database, AtomicBoolean closeAtNextCommit) {
-      this.file = file;
-      this.database = database;
-      this.closeAtNextCommit = closeAtNextCommit;
+  private static Connection closingAtNextCommit(Connection c, Database database,
+      AtomicBoolean closeAtNextCommit) throws Exception {
+    int sessionId;
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("CALL SESSION_ID()")) {
+      rs.next();
+      sessionId = rs.getInt(1);
     }
-
-    @Override
-    public Connection getConnection() throws SQLException {
-      Connection c;
-      try {
-        c = connectThroughServer(file);
-      } catch (Exception e) {
-        throw new SQLException(e);
+    return proxy(Connection.class, c, (method, args) -> {
+      if (!method.getName().equals("commit") || !closeAtNextCommit.getAndSet(false)) {
+        return method.invoke(c, args);
       }
-      int sessionId;
-      try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("CALL SESSION_ID()")) {
-        rs.next();
-        sessionId = rs.getInt(1);
-      }
-      return (Connection) Proxy.newProxyInstance(Connection.class.getClassLoader(),
-          new Class<?>[] {Connection.class}, (proxy, method, args) -> {
-            if (method.getName().equals("commit") && closeAtNextCommit.getAndSet(false)) {
-              SessionLocal served = Arrays.stream(database.getSessions(false))
-                  .filter(s -> s.getId() == sessionId).findFirst().orElseThrow();
-              try {
-                commitWhileClosing(database, served, c::commit).get();
-              } catch (ExecutionException e) {
-                throw e.getCause().getCause();
-              }
-              return null;
-            }
-            try {
-              return method.invoke(c, args);
-            } catch (InvocationTargetException e) {
-              throw e.getCause();
-            }
-          });
-    }
-
-    @Override
-    public Connection getConnection(String user, String password) throws SQLException {
-      return getConnection();
-    }
-
-    @Override
-    public PrintWriter getLogWriter() {
+      SessionLocal served = Arrays.stream(database.getSessions(false))
+          .filter(s -> s.getId() == sessionId).findFirst().orElseThrow();
+      commitWhileClosing(database, served, c::commit);
       return null;
-    }
+    });
+  }
 
-    @Override
-    public void setLogWriter(PrintWriter out) {}
+  /** What a proxy does with a call; a target's own exception is rethrown as it is. */
+  @FunctionalInterface
+  private interface Handler {
+    Object handle(Method method, Object[] args) throws Throwable;
+  }
 
-    @Override
-    public void setLoginTimeout(int seconds) {}
-
-    @Override
-    public int getLoginTimeout() {
-      return 0;
-    }
-
-    @Override
-    public Logger getParentLogger() throws SQLFeatureNotSupportedException {
-      throw new SQLFeatureNotSupportedException();
-    }
-
-    @Override
-    public <T> T unwrap(Class<T> iface) throws SQLException {
-      throw new SQLException("not a wrapper");
-    }
-
-    @Override
-    public boolean isWrapperFor(Class<?> iface) {
-      return false;
-    }
+  private static <T> T proxy(Class<T> type, T target, Handler handler) {
+    return type.cast(Proxy.newProxyInstance(type.getClassLoader(), new Class<?>[] {type},
+        (p, method, args) -> {
+          try {
+            return handler.handle(method, args);
+          } catch (InvocationTargetException e) {
+            throw e.getCause();
+          }
+        }));
   }
 
   private static long rows(Connection c) throws SQLException {
@@ -254,13 +215,7 @@ class CommitOutcomeTest {
    * in the lock file, where another process reads them.
    */
   private static Connection connectThroughServer(Path file) throws Exception {
-    Properties lock = new Properties();
-    try (Reader in = Files.newBufferedReader(Path.of(file + ".lock.db"))) {
-      lock.load(in);
-    }
-    String server = lock.getProperty("server"); // "localhost:port"; connect to loopback only
-    String port = server.substring(server.lastIndexOf(':') + 1);
     return DriverManager.getConnection(
-        "jdbc:h2:tcp://127.0.0.1:" + port + "/" + lock.getProperty("id"), "sa", "");
+        H2LockFile.read(Path.of(file + ".lock.db")).loopbackUrl(), "sa", "");
   }
 }
