@@ -14,7 +14,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
 import java.sql.Connection;
-import java.time.Duration;
 import java.util.HexFormat;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -75,10 +74,8 @@ class EncryptionTest {
   @Test
   void anotherProcessServingTheEncryptedFileIsReachedWithTheKey() throws Exception {
     Path base = dir.resolve("shared");
-    try (ChildJvm server = ChildJvm.start(ServeFileChild.class, dir.resolve("server.err"),
-        base.toString(), new String(KEY))) {
-      assertThat(server.nextLine(Duration.ofSeconds(60))).as(server.stderrText())
-          .isEqualTo("READY");
+    try (ChildJvm server = ServeFileChild.serving(base, dir.resolve("server.err"),
+        new String(KEY))) {
       try (H2Database db = H2Database.builder().file(base).encryptionKey(KEY).build()) {
         Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(db)).build();
         outbox.accept(OutboxCommand.of("op", "e", Map.of("text", MARKER)));

@@ -64,10 +64,7 @@ class FileCompactionTest {
   @Test
   void aProcessThatReachesTheFileThroughAnotherProcessLeavesCompactionToIt() throws Exception {
     Path base = dir.resolve("served");
-    try (ChildJvm server = ChildJvm.start(ServeFileChild.class, dir.resolve("server.err"),
-        base.toString())) {
-      assertThat(server.nextLine(Duration.ofSeconds(60))).as(server.stderrText())
-          .isEqualTo("READY");
+    try (ChildJvm server = ServeFileChild.serving(base, dir.resolve("server.err"))) {
       try (H2Database client = H2Database.open(base);
           Connection c = client.dataSource().getConnection()) {
         assertThat(FileCompaction.step(c, 100, 1 << 20, 1 << 20).servedHere()).isFalse();

@@ -33,9 +33,7 @@ class LocalOnlyTest {
   void aProcessHoldingAFileForOtherProcessesListensOnLoopbackOnly() throws Exception {
     assumeTrue(ListeningSockets.available(), "needs Linux /proc");
     Path file = dir.resolve("app");
-    try (ChildJvm serving = ChildJvm.start(ServeFileChild.class, dir.resolve("serving.err"),
-        file.toString())) { // opens the file first, so it serves it
-      assertThat(serving.nextLine(CHILD)).as(serving.stderrText()).isEqualTo("READY");
+    try (ChildJvm serving = ServeFileChild.serving(file, dir.resolve("serving.err"))) {
       List<ListeningSockets.Listener> listeners = ListeningSockets.of(serving.pid());
       H2LockFile lock = H2LockFile.read(dir.resolve("app.lock.db"));
       assertThat(listeners).as("H2's server for other processes is among them")
@@ -67,9 +65,7 @@ class LocalOnlyTest {
     H2Database db = H2Database.open(file);
     H2OutboxStore.create(db);
     List<ListeningSockets.Listener> serving;
-    try (ChildJvm other = ChildJvm.start(ServeFileChild.class, dir.resolve("other.err"),
-        file.toString())) {
-      assertThat(other.nextLine(CHILD)).as(other.stderrText()).isEqualTo("READY");
+    try (ChildJvm other = ServeFileChild.serving(file, dir.resolve("other.err"))) {
       // other tests in this JVM may listen too: look at this file's own sockets only
       int port = ListeningSockets.serverPort(dir.resolve("app.lock.db"));
       serving = ListeningSockets.of(pid).stream().filter(l -> l.port() == port).toList();

@@ -1,9 +1,15 @@
 package dev.outboxreplay.h2;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.outboxreplay.testkit.ChildJvm;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * Child process: opens a database in multi-process mode first, so it serves the file to the
@@ -15,6 +21,25 @@ import java.nio.file.Path;
  */
 public final class ServeFileChild {
   private ServeFileChild() {}
+
+  /**
+   * Starts this child on {@code file} (with its encryption key, if given) and returns it once it
+   * said READY, so it serves the file to this process; its stderr goes to {@code stderr}. The
+   * child is closed when it does not get there within a minute.
+   */
+  static ChildJvm serving(Path file, Path stderr, String... encryptionKey) throws Exception {
+    List<String> args = new ArrayList<>(List.of(file.toString()));
+    args.addAll(List.of(encryptionKey));
+    ChildJvm child = ChildJvm.start(ServeFileChild.class, stderr, args.toArray(String[]::new));
+    try {
+      assertThat(child.nextLine(Duration.ofSeconds(60))).as(child.stderrText())
+          .isEqualTo("READY");
+      return child;
+    } catch (AssertionError | Exception e) {
+      child.close();
+      throw e;
+    }
+  }
 
   public static void main(String[] args) throws Exception {
     H2Database.Builder builder = H2Database.builder().file(Path.of(args[0]));

@@ -46,9 +46,7 @@ class ServedFileCloseTest {
   void theServingProcessClosingLetsGoOfTheFileWhileItKeepsRunning() throws Exception {
     assumeTrue(ListeningSockets.available(), "needs Linux /proc");
     Path file = dir.resolve("shared");
-    try (ChildJvm server = ChildJvm.start(ServeFileChild.class, dir.resolve("server.err"),
-        file.toString())) {
-      assertThat(server.nextLine(CHILD)).as(server.stderrText()).isEqualTo("READY");
+    try (ChildJvm server = ServeFileChild.serving(file, dir.resolve("server.err"))) {
       try (H2Database db = H2Database.open(file)) {
         Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(db)).build();
         List<CommandId> accepted = new ArrayList<>();
@@ -120,9 +118,7 @@ class ServedFileCloseTest {
     long self = ProcessHandle.current().pid();
     try (H2Database first = H2Database.open(file)) {
       H2OutboxStore.create(first); // this process opened the file: it serves it
-      try (ChildJvm other = ChildJvm.start(ServeFileChild.class, dir.resolve("other.err"),
-          file.toString())) {
-        assertThat(other.nextLine(CHILD)).as(other.stderrText()).isEqualTo("READY");
+      try (ChildJvm other = ServeFileChild.serving(file, dir.resolve("other.err"))) {
         H2Database second = H2Database.open(file);
         int port = ListeningSockets.serverPort(lockFile);
         assertThat(ListeningSockets.of(self)).anyMatch(l -> l.port() == port);

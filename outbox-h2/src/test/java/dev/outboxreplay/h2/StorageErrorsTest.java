@@ -162,7 +162,7 @@ class StorageErrorsTest {
   void aReceiveInsideItsTransactionWhenTheServerGoesAwayStillSucceeds(Departure departure)
       throws Exception {
     Path file = dir.resolve("shared");
-    try (ChildJvm server = servingFile(file);
+    try (ChildJvm server = ServeFileChild.serving(file, dir.resolve("server.err"));
         H2Database db = H2Database.open(file)) { // served by the child
       AtomicInteger consumerRuns = new AtomicInteger();
       CountDownLatch inside = new CountDownLatch(1);
@@ -208,7 +208,7 @@ class StorageErrorsTest {
   @EnumSource(Departure.class)
   void acceptsBackToBackWhenTheServerGoesAwayNeverFail(Departure departure) throws Exception {
     Path file = dir.resolve("shared");
-    try (ChildJvm server = servingFile(file);
+    try (ChildJvm server = ServeFileChild.serving(file, dir.resolve("server.err"));
         H2Database db = H2Database.open(file)) {
       Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(db)).build();
       AtomicLong departedAt = new AtomicLong();
@@ -280,7 +280,7 @@ class StorageErrorsTest {
   @EnumSource(Departure.class)
   void aReplayPassWhenTheServerGoesAwayGoesOnByItself(Departure departure) throws Exception {
     Path file = dir.resolve("shared");
-    try (ChildJvm server = servingFile(file);
+    try (ChildJvm server = ServeFileChild.serving(file, dir.resolve("server.err"));
         H2Database db = H2Database.open(file)) {
       try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
         s.execute("CREATE TABLE applied (command_id UUID PRIMARY KEY)");
@@ -389,16 +389,4 @@ class StorageErrorsTest {
     return (System.nanoTime() - nanos) / 1e9;
   }
 
-  /** A child JVM that opened {@code file} first, so it serves the file to this process. */
-  private ChildJvm servingFile(Path file) throws Exception {
-    ChildJvm server = ChildJvm.start(ServeFileChild.class, dir.resolve("server.err"),
-        file.toString());
-    try {
-      assertThat(server.nextLine(CHILD)).as(server.stderrText()).isEqualTo("READY");
-      return server;
-    } catch (AssertionError | Exception e) {
-      server.close();
-      throw e;
-    }
-  }
 }
