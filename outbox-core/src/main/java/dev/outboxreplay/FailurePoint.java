@@ -7,6 +7,10 @@ package dev.outboxreplay;
 public enum FailurePoint {
   BEFORE_OUTBOX_WRITE("before-outbox-write"),
   AFTER_OUTBOX_WRITE("after-outbox-write"),
+  /**
+   * A claim committed. The same commit may have marked some of the claimed rows sending (the
+   * ones the free senders take next); their requests have not gone out.
+   */
   AFTER_CLAIM("after-claim"),
   BEFORE_NETWORK_SEND("before-network-send"),
   /**

@@ -55,6 +55,17 @@ public interface OutboxStore<T> extends AutoCloseable {
   List<OutboxRecord> claim(String owner, Duration lease, int limit, Instant now);
 
   /**
+   * Like {@link #claim(String, Duration, int, Instant)} inside the caller's open transaction, so
+   * that the replayer can record answers, claim the next rows and mark them sending in one
+   * commit. The rows are claimed only once the caller commits; after a rollback nothing of the
+   * claim is left. Never commits or closes the transaction.
+   *
+   * @throws IllegalArgumentException for a blank owner, a lease that is not positive or a limit
+   *     below 1
+   */
+  List<OutboxRecord> claim(T transaction, String owner, Duration lease, int limit, Instant now);
+
+  /**
    * Moves a claimed row to sending and sets its lease end. Call right before the request goes out.
    *
    * @throws FencedOffException when the row is not claimed with {@code fencingToken}

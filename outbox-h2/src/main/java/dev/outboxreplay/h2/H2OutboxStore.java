@@ -138,18 +138,34 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
 
   @Override
   public List<OutboxRecord> claim(String owner, Duration lease, int limit, Instant now) {
-    Objects.requireNonNull(owner, "owner == null");
-    if (owner.isBlank() || owner.length() > 200) {
-      throw new IllegalArgumentException("owner must be 1-200 characters: '" + owner + "'");
-    }
-    Arguments.positive("lease", lease);
-    Arguments.atLeastOne("limit", limit);
+    checkClaim(owner, lease, limit);
     return inTransaction("claim", c -> {
       List<OutboxRecord> claimed = sql.claim(c, owner, now.plus(lease), limit, now);
       c.commit();
       database.afterCommit(c);
       return claimed;
     });
+  }
+
+  @Override
+  public List<OutboxRecord> claim(Connection transaction, String owner, Duration lease,
+      int limit, Instant now) {
+    checkClaim(owner, lease, limit);
+    try {
+      requireOpenTransaction(transaction);
+      return sql.claim(transaction, owner, now.plus(lease), limit, now);
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), "claim in caller transaction", e);
+    }
+  }
+
+  private static void checkClaim(String owner, Duration lease, int limit) {
+    Objects.requireNonNull(owner, "owner == null");
+    if (owner.isBlank() || owner.length() > 200) {
+      throw new IllegalArgumentException("owner must be 1-200 characters: '" + owner + "'");
+    }
+    Arguments.positive("lease", lease);
+    Arguments.atLeastOne("limit", limit);
   }
 
   @Override

@@ -523,6 +523,46 @@ public abstract class OutboxStoreContract<T> {
   }
 
   @Test
+  void claimingInTheCallersTransactionHoldsTheRowsOnlyOnceItCommits() {
+    OutboxRecord a1 = accept("A", 1);
+    accept("A", 2);
+    OutboxRecord b1 = accept("B", 1);
+
+    T rolledBack = beginTransaction(store);
+    assertThat(store.claim(rolledBack, "r", LEASE, 10, now()))
+        .extracting(OutboxRecord::commandId).containsExactly(a1.commandId(), b1.commandId());
+    rollback(rolledBack);
+    assertThat(store.find(a1.commandId()).orElseThrow().status()).isEqualTo(Status.QUEUED);
+    assertThat(store.auditTrail(a1.commandId())).isEmpty();
+
+    T committed = beginTransaction(store);
+    List<OutboxRecord> claimed = store.claim(committed, "r", LEASE, 10, now());
+    // marked sending in the same transaction, as the replayer does with the rows it sends now
+    List<OutboxRecord> sending = store.markSending(committed, claimed.subList(0, 1),
+        now().plus(LEASE), now());
+    commit(committed);
+    assertThat(claimed).extracting(OutboxRecord::commandId)
+        .containsExactly(a1.commandId(), b1.commandId());
+    assertThat(claimed).allSatisfy(r -> {
+      assertThat(r.status()).isEqualTo(Status.CLAIMED);
+      assertThat(r.claimOwner()).isEqualTo("r");
+    });
+    assertThat(sending).extracting(OutboxRecord::commandId).containsExactly(a1.commandId());
+    assertThat(store.auditTrail(a1.commandId())).extracting(OutboxStore.AuditEntry::to)
+        .containsExactly(Status.CLAIMED, Status.SENDING);
+    assertThat(store.find(b1.commandId()).orElseThrow().status()).isEqualTo(Status.CLAIMED);
+    assertThat(store.claim("other", LEASE, 10, now())).as("A's second waits behind its first")
+        .isEmpty();
+    T blank = beginTransaction(store);
+    try {
+      assertThatThrownBy(() -> store.claim(blank, " ", LEASE, 1, now()))
+          .isInstanceOf(IllegalArgumentException.class);
+    } finally {
+      rollback(blank);
+    }
+  }
+
+  @Test
   void nextDueAtIsTheEarliestNextAttemptOrLeaseEndAndEmptyWhenAllIsDone() {
     assertThat(store.nextDueAt()).isEmpty();
     OutboxRecord accepted = accept("note-1", 1);

@@ -40,30 +40,50 @@ final class Recorder<T> {
   /** A decision for a row held in {@code expected}. */
   record Step(OutboxRecord held, Status expected, Decision decision) {}
 
+  /** A claim made inside a recording transaction. */
+  interface ClaimInTransaction<T> {
+    /**
+     * Claims in {@code transaction} and returns the claimed rows to mark sending in it too, in
+     * order. May run more than once when the transaction is tried again; only the last call's
+     * rows are claimed.
+     */
+    List<OutboxRecord> claim(T transaction) throws Exception;
+
+    /** The transaction of the last {@link #claim} call committed; before any report of it. */
+    void committed();
+  }
+
   /**
-   * Writes {@code steps} and marks {@code next} sending, all in one transaction. If that fails (a
-   * row fenced off, an applier that threw) nothing of it is kept: each step is then written in
-   * its own transaction, and the rows are marked sending in one more.
+   * Writes {@code steps}, claims with {@code claim} (when not null) and marks {@code next} and the
+   * claimed rows it picks sending, all in one transaction. If that fails (a row fenced off, an
+   * applier that threw) nothing of it is kept: each step is then written in its own
+   * transaction, and the claim and the marks are made in one more.
    *
-   * @return the rows now sending, in the order given
+   * @return the rows now sending, in the order given ({@code next} first)
    */
-  List<OutboxRecord> recordAndMark(List<Step> steps, List<OutboxRecord> next, Instant leaseEnd,
-      Instant now, PassCounters counters) {
+  List<OutboxRecord> recordAndMark(List<Step> steps, List<OutboxRecord> next,
+      ClaimInTransaction<T> claim, Instant leaseEnd, Instant now, PassCounters counters) {
     List<OutboxRecord> sending = null;
-    if (steps.size() > 1 || (steps.size() == 1 && !next.isEmpty())) {
+    int marked = next.size();
+    if (claim != null || steps.size() > 1 || (steps.size() == 1 && !next.isEmpty())) {
       try {
         Written written = store.inTransaction(tx -> {
           List<OutboxRecord> rows = new ArrayList<>(steps.size());
           for (Step step : steps) {
             rows.add(write(tx, step, now));
           }
-          return new Written(rows, next.isEmpty() ? List.of()
-              : store.markSending(tx, next, leaseEnd, now));
+          List<OutboxRecord> mark = withClaimed(tx, next, claim);
+          return new Written(rows, mark.size(), mark.isEmpty() ? List.of()
+              : store.markSending(tx, mark, leaseEnd, now));
         });
+        if (claim != null) {
+          claim.committed();
+        }
         for (int i = 0; i < steps.size(); i++) {
           reported(steps.get(i), written.recorded().get(i), now, counters);
         }
         sending = written.sending();
+        marked = written.marked();
       } catch (RuntimeException e) {
         LOG.debug("recording {} answers together failed; recording each alone", steps.size(), e);
       }
@@ -72,13 +92,34 @@ final class Recorder<T> {
       for (Step step : steps) {
         recordOne(step, now, counters);
       }
-      sending = next.isEmpty() ? List.of() : store.markSending(next, leaseEnd, now);
+      if (claim == null) {
+        sending = next.isEmpty() ? List.of() : store.markSending(next, leaseEnd, now);
+      } else {
+        Written written = store.inTransaction(tx -> {
+          List<OutboxRecord> mark = withClaimed(tx, next, claim);
+          return new Written(List.of(), mark.size(), mark.isEmpty() ? List.of()
+              : store.markSending(tx, mark, leaseEnd, now));
+        });
+        claim.committed();
+        sending = written.sending();
+        marked = written.marked();
+      }
     }
-    counters.fencedOff.addAndGet(next.size() - sending.size());
+    counters.fencedOff.addAndGet(marked - sending.size());
     for (OutboxRecord r : sending) {
       emit(r, Status.CLAIMED, Reason.SENDING, now);
     }
     return sending;
+  }
+
+  private static <T> List<OutboxRecord> withClaimed(T tx, List<OutboxRecord> next,
+      ClaimInTransaction<T> claim) throws Exception {
+    if (claim == null) {
+      return next;
+    }
+    List<OutboxRecord> mark = new ArrayList<>(next);
+    mark.addAll(claim.claim(tx));
+    return mark;
   }
 
   /** Writes one step in its own transaction; an applier failure makes the row unknown. */
@@ -172,5 +213,5 @@ final class Recorder<T> {
   }
 
   /** What one transaction of {@link #recordAndMark} wrote. */
-  private record Written(List<OutboxRecord> recorded, List<OutboxRecord> sending) {}
+  private record Written(List<OutboxRecord> recorded, int marked, List<OutboxRecord> sending) {}
 }

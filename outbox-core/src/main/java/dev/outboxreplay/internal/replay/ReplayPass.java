@@ -35,9 +35,10 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Up to {@code concurrency} sends are in flight, and up to {@code concurrency} more rows are
  * already marked sending ("primed"), so a free sender gets its next row without waiting for a
- * commit. Answers are recorded, and rows marked sending to refill the primed ones, in one
- * transaction, taken once half the senders have answered, the primed rows run low, a sender is
- * idle, replay paused, or the oldest unrecorded answer has waited 2 ms. A primed row is therefore
+ * commit. Answers are recorded, the next batch claimed when fewer than {@code concurrency}
+ * claimed rows are left, and rows marked sending to refill the primed ones, in one transaction,
+ * taken once half the senders have answered, the primed rows run low, a sender is idle, replay
+ * paused, or the oldest unrecorded answer has waited 2 ms. A primed row is therefore
  * recorded sending before its request goes out, never after. A primed row not sent after all
  * (paused, half its lease spent, pass stopped) is recorded with a {@code not_sent_*} reason, not
  * as an attempt.
@@ -106,7 +107,7 @@ public final class ReplayPass<T> {
           break;
         }
       }
-      recordAnswers(0);
+      recordAnswers();
       notSent(Reason.NOT_SENT_PASS_STOPPED);
     }
     return counters.summary(e.gate().paused());
@@ -116,7 +117,7 @@ public final class ReplayPass<T> {
     while (true) {
       boolean stop = stopping.getAsBoolean();
       if (stop || e.gate().paused() != null) {
-        recordAnswers(0);
+        recordAnswers();
         notSent(stop ? Reason.NOT_SENT_PASS_STOPPED : Reason.NOT_SENT_REPLAY_PAUSED);
         releaseReady();
         mayClaim = false;
@@ -131,12 +132,12 @@ public final class ReplayPass<T> {
             && (active < senders || primed.size() < halfOfSenders);
         if (record || refill) {
           mayClaim |= !answered.isEmpty(); // a finished row may have unblocked its entity
-          recordAnswers(wanted());
-          startPrimed();
         }
-        if (mayClaim && ready.size() < e.concurrency() && claims < MAX_CLAIMS_PER_PASS) {
-          claimBatch();
-          recordAnswers(wanted());
+        int wanted = wanted();
+        boolean claim = mayClaim && claims < MAX_CLAIMS_PER_PASS
+            && ready.size() - Math.min(wanted, ready.size()) < e.concurrency();
+        if (record || refill || claim) {
+          recordAnswers(wanted, claim);
           startPrimed();
         }
       }
@@ -175,46 +176,94 @@ public final class ReplayPass<T> {
     return e.gate().probing() ? 1 : e.concurrency();
   }
 
-  private void claimBatch() {
-    Instant now = e.clock().instant();
-    List<OutboxRecord> claimed = e.store().claim(e.owner(), e.lease(), e.batchSize(), now);
-    claims++;
-    mayClaim = !claimed.isEmpty();
-    counters.claimed.addAndGet(claimed.size());
-    long sessionVersion = e.session().current().version();
-    for (OutboxRecord r : claimed) {
-      e.recorder().claimed(r, now);
-      e.failures().at(FailurePoint.AFTER_CLAIM);
-      ClaimDecision next = e.policy().onClaim(r, sessionVersion, now);
-      switch (next.next()) {
-        case SEND -> ready.add(r);
-        case RECONCILE -> {
-          SessionRuntime.Snapshot s = e.session().current();
-          completions.submit(() -> reconcile(r, s));
-          active++;
-        }
-        case RECORD -> e.recorder().recordOne(new Step(r, Status.CLAIMED, next.decision()), now,
-            counters);
-      }
-    }
-  }
-
   /**
-   * Records the answers decided so far, and marks up to {@code wanted} ready rows sending in the
-   * same transaction.
+   * Records the answers decided so far, claims due rows when {@code claim}, and marks up to
+   * {@code wanted} ready or just claimed rows sending, all in one transaction.
    */
-  private void recordAnswers(int wanted) {
+  private void recordAnswers(int wanted, boolean claim) {
     List<Step> steps = answered;
     answered = new ArrayList<>(); // handed over: never recorded twice, even on a throw
     List<OutboxRecord> next = new ArrayList<>(Math.max(0, Math.min(wanted, ready.size())));
     while (next.size() < wanted && !ready.isEmpty()) {
       next.add(ready.poll());
     }
-    if (steps.isEmpty() && next.isEmpty()) {
+    if (steps.isEmpty() && next.isEmpty() && !claim) {
       return;
     }
     Instant now = e.clock().instant();
-    primed.addAll(e.recorder().recordAndMark(steps, next, now.plus(e.lease()), now, counters));
+    Claim batch = claim ? new Claim(wanted - next.size(), now) : null;
+    primed.addAll(e.recorder().recordAndMark(steps, next, batch, now.plus(e.lease()), now,
+        counters));
+  }
+
+  /** Records the answers decided so far; claims nothing, marks nothing. */
+  private void recordAnswers() {
+    recordAnswers(0, false);
+  }
+
+  /**
+   * One claim of up to a batch of due rows, made in a recording transaction. The rows the policy
+   * sends, up to {@code toMark}, are marked sending in that transaction; once it commits, the
+   * others wait in {@link #ready}, go to reconciliation or have their decision recorded.
+   */
+  private final class Claim implements Recorder.ClaimInTransaction<T> {
+    private final int toMark;
+    private final Instant now;
+    private List<OutboxRecord> claimed = List.of();
+    private List<ClaimDecision> decisions = List.of();
+    private int marked;
+
+    Claim(int toMark, Instant now) {
+      this.toMark = toMark;
+      this.now = now;
+    }
+
+    @Override
+    public List<OutboxRecord> claim(T tx) {
+      claimed = e.store().claim(tx, e.owner(), e.lease(), e.batchSize(), now);
+      long sessionVersion = e.session().current().version();
+      decisions = new ArrayList<>(claimed.size());
+      List<OutboxRecord> mark = new ArrayList<>();
+      for (OutboxRecord r : claimed) {
+        ClaimDecision decision = e.policy().onClaim(r, sessionVersion, now);
+        decisions.add(decision);
+        if (decision.next() == ClaimDecision.Next.SEND && mark.size() < toMark) {
+          mark.add(r);
+        }
+      }
+      marked = mark.size();
+      return mark;
+    }
+
+    @Override
+    public void committed() {
+      claims++;
+      mayClaim = !claimed.isEmpty();
+      counters.claimed.addAndGet(claimed.size());
+      int sendsMarked = 0;
+      for (int i = 0; i < claimed.size(); i++) {
+        OutboxRecord r = claimed.get(i);
+        ClaimDecision next = decisions.get(i);
+        e.recorder().claimed(r, now);
+        e.failures().at(FailurePoint.AFTER_CLAIM);
+        switch (next.next()) {
+          case SEND -> {
+            if (sendsMarked < marked) {
+              sendsMarked++; // marked sending in the same commit: the recorder reports it
+            } else {
+              ready.add(r);
+            }
+          }
+          case RECONCILE -> {
+            SessionRuntime.Snapshot s = e.session().current();
+            completions.submit(() -> reconcile(r, s));
+            active++;
+          }
+          case RECORD -> e.recorder().recordOne(new Step(r, Status.CLAIMED, next.decision()),
+              now, counters);
+        }
+      }
+    }
   }
 
   /** Hands primed rows to free senders, oldest first; a row with half its lease spent is not. */
