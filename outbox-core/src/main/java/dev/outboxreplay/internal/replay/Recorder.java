@@ -49,7 +49,10 @@ final class Recorder<T> {
      */
     List<OutboxRecord> claim(T transaction) throws Exception;
 
-    /** The transaction of the last {@link #claim} call committed; before any report of it. */
+    /**
+     * The transaction of the last {@link #claim} call committed. Called after the answers
+     * recorded with it are reported and before the rows it marked sending are.
+     */
     void committed();
   }
 
@@ -76,11 +79,11 @@ final class Recorder<T> {
           return new Written(rows, mark.size(), mark.isEmpty() ? List.of()
               : store.markSending(tx, mark, leaseEnd, now));
         });
-        if (claim != null) {
-          claim.committed();
-        }
         for (int i = 0; i < steps.size(); i++) {
           reported(steps.get(i), written.recorded().get(i), now, counters);
+        }
+        if (claim != null) {
+          claim.committed();
         }
         sending = written.sending();
         marked = written.marked();
