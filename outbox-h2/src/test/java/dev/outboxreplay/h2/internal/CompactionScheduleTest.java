@@ -4,12 +4,21 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import java.nio.file.Path;
+import java.sql.Connection;
+import java.sql.PreparedStatement;
+import java.sql.ResultSet;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
+import org.awaitility.Awaitility;
 import org.h2.jdbcx.JdbcDataSource;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-/** When the next compaction comes, and that closing never waits for it. */
+/**
+ * When the next compaction comes, when a stuck one is nudged with a commit, and that closing
+ * never waits for it.
+ */
 class CompactionScheduleTest {
   private static final Duration INTERVAL = Duration.ofSeconds(10);
   private static final Duration BUDGET = Duration.ofMillis(200);
@@ -33,6 +42,83 @@ class CompactionScheduleTest {
     // never later than the interval, whatever the budget
     assertThat(CompactionSchedule.nextDelay(run(true), Duration.ofMillis(500), BUDGET))
         .isEqualTo(Duration.ofMillis(500));
+  }
+
+  @Test
+  void onlyARunThatDidNothingBelowTheTargetFillRateIsNudgedAndOnlyAFewTimesInARow() {
+    // one step, nothing rewritten or moved, chunks 35% live: stuck below the target
+    FileCompaction.Run stuck = new FileCompaction.Run(true, 1, 8 << 20, 8 << 20, 35, 100,
+        1_000_000, false);
+    assertThat(CompactionSchedule.shouldNudge(stuck, 0)).isTrue();
+    assertThat(CompactionSchedule.shouldNudge(stuck,
+        CompactionSchedule.MAX_NUDGES_WITHOUT_PROGRESS - 1)).isTrue();
+    assertThat(CompactionSchedule.shouldNudge(stuck,
+        CompactionSchedule.MAX_NUDGES_WITHOUT_PROGRESS)).as("fruitless nudges in a row").isFalse();
+    // chunks at the target: nothing to gain
+    assertThat(CompactionSchedule.shouldNudge(new FileCompaction.Run(true, 1, 8 << 20, 8 << 20,
+        CompactionSchedule.TARGET_FILL_RATE, 100, 1_000_000, false), 0)).isFalse();
+    // a run that did something (more steps, or work left), a failed run, a file served elsewhere
+    assertThat(CompactionSchedule.shouldNudge(run(true), 0)).isFalse();
+    assertThat(CompactionSchedule.shouldNudge(new FileCompaction.Run(true, 3, 9 << 20, 8 << 20,
+        35, 100, 1_000_000, false), 0)).isFalse();
+    assertThat(CompactionSchedule.shouldNudge(null, 0)).isFalse();
+    assertThat(CompactionSchedule.shouldNudge(new FileCompaction.Run(false, 1, 0, 0, 35, 100,
+        0, false), 0)).isFalse();
+  }
+
+  /**
+   * A real file whose chunks are mostly dead but younger than H2's retention time: nothing can be
+   * rewritten yet, so every run does nothing while the chunks are below the target. The schedule
+   * commits (the store version moves) only up to its bound, and then leaves the idle file alone.
+   */
+  @Test
+  void aStuckScheduleCommitsAFewTimesAndThenLeavesTheIdleFileAlone() throws Exception {
+    JdbcDataSource h2 = new JdbcDataSource();
+    h2.setURL("jdbc:h2:" + dir.resolve("nudge") + ";WRITE_DELAY=0");
+    try (Connection keepOpen = h2.getConnection(); Statement s = keepOpen.createStatement()) {
+      s.execute("CREATE TABLE outbox_schema_lock (id INT PRIMARY KEY)");
+      s.execute("INSERT INTO outbox_schema_lock VALUES (1)");
+      s.execute("CREATE TABLE filler (id INT PRIMARY KEY, b VARBINARY)");
+      try (PreparedStatement insert = keepOpen.prepareStatement("INSERT INTO filler VALUES (?, ?)")) {
+        for (int i = 0; i < 200; i++) { // one commit, so one chunk, each
+          insert.setInt(1, i);
+          insert.setBytes(2, new byte[2048]);
+          insert.executeUpdate();
+        }
+      }
+      s.execute("DELETE FROM filler WHERE id >= 10");
+      assertThat(chunksFillRate(keepOpen)).as("the chunks' live share")
+          .isLessThan(CompactionSchedule.TARGET_FILL_RATE);
+      long before = storeVersion(keepOpen);
+      try (CompactionSchedule schedule = new CompactionSchedule(h2,
+          dir.resolve("nudge.mv.db"), Duration.ofMillis(50), BUDGET)) {
+        Awaitility.await().atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(20))
+            .until(() -> storeVersion(keepOpen) - before
+                >= CompactionSchedule.MAX_NUDGES_WITHOUT_PROGRESS);
+        long after = storeVersion(keepOpen);
+        assertThat(after - before).isEqualTo(CompactionSchedule.MAX_NUDGES_WITHOUT_PROGRESS);
+        // no run can rewrite anything yet, so for 20 more intervals there is no further commit
+        Awaitility.await().during(Duration.ofSeconds(1)).atMost(Duration.ofSeconds(3))
+            .pollInterval(Duration.ofMillis(20)).until(() -> storeVersion(keepOpen) == after);
+      }
+      try (ResultSet rs = s.executeQuery("SELECT id FROM outbox_schema_lock")) {
+        assertThat(rs.next()).isTrue();
+        assertThat(rs.getInt(1)).as("the nudged row").isEqualTo(1);
+        assertThat(rs.next()).isFalse();
+      }
+    }
+  }
+
+  private static long storeVersion(Connection c) throws SQLException {
+    return ServedHere.localSession(c).getDatabase().getStore().getMvStore().getCurrentVersion();
+  }
+
+  private static int chunksFillRate(Connection c) throws SQLException {
+    try (Statement s = c.createStatement(); ResultSet rs = s.executeQuery("SELECT SETTING_VALUE "
+        + "FROM INFORMATION_SCHEMA.SETTINGS WHERE SETTING_NAME = 'info.CHUNKS_FILL_RATE'")) {
+      rs.next();
+      return Integer.parseInt(rs.getString(1));
+    }
   }
 
   @Test
