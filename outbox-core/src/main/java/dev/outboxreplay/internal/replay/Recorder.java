@@ -66,63 +66,52 @@ final class Recorder<T> {
    */
   List<OutboxRecord> recordAndMark(List<Step> steps, List<OutboxRecord> next,
       ClaimInTransaction<T> claim, Instant leaseEnd, Instant now, PassCounters counters) {
-    List<OutboxRecord> sending = null;
-    int marked = next.size();
+    Written written = null;
     if (claim != null || steps.size() > 1 || (steps.size() == 1 && !next.isEmpty())) {
       try {
-        Written written = store.inTransaction(tx -> {
-          List<OutboxRecord> rows = new ArrayList<>(steps.size());
-          for (Step step : steps) {
-            rows.add(write(tx, step, now));
-          }
-          List<OutboxRecord> mark = withClaimed(tx, next, claim);
-          return new Written(rows, mark.size(), mark.isEmpty() ? List.of()
-              : store.markSending(tx, mark, leaseEnd, now));
-        });
-        for (int i = 0; i < steps.size(); i++) {
-          reported(steps.get(i), written.recorded().get(i), now, counters);
-        }
-        if (claim != null) {
-          claim.committed();
-        }
-        sending = written.sending();
-        marked = written.marked();
+        written = store.inTransaction(tx -> writeAndMark(tx, steps, next, claim, leaseEnd, now));
       } catch (RuntimeException e) {
         LOG.debug("recording {} answers together failed; recording each alone", steps.size(), e);
       }
     }
-    if (sending == null) {
+    if (written != null) {
+      for (int i = 0; i < steps.size(); i++) {
+        reported(steps.get(i), written.recorded().get(i), now, counters);
+      }
+    } else {
       for (Step step : steps) {
         recordOne(step, now, counters);
       }
-      if (claim == null) {
-        sending = next.isEmpty() ? List.of() : store.markSending(next, leaseEnd, now);
-      } else {
-        Written written = store.inTransaction(tx -> {
-          List<OutboxRecord> mark = withClaimed(tx, next, claim);
-          return new Written(List.of(), mark.size(), mark.isEmpty() ? List.of()
-              : store.markSending(tx, mark, leaseEnd, now));
-        });
-        claim.committed();
-        sending = written.sending();
-        marked = written.marked();
-      }
+      written = claim == null
+          ? new Written(List.of(), next.size(),
+              next.isEmpty() ? List.of() : store.markSending(next, leaseEnd, now))
+          : store.inTransaction(tx -> writeAndMark(tx, List.of(), next, claim, leaseEnd, now));
     }
-    counters.fencedOff.addAndGet(marked - sending.size());
+    if (claim != null) {
+      claim.committed(); // outside the try: a failure point that throws here is not swallowed
+    }
+    List<OutboxRecord> sending = written.sending();
+    counters.fencedOff.addAndGet(written.marked() - sending.size());
     for (OutboxRecord r : sending) {
       emit(r, Status.CLAIMED, Reason.SENDING, now);
     }
     return sending;
   }
 
-  private static <T> List<OutboxRecord> withClaimed(T tx, List<OutboxRecord> next,
-      ClaimInTransaction<T> claim) throws Exception {
-    if (claim == null) {
-      return next;
+  /** In {@code tx}: writes the steps, claims (when asked), and marks rows sending. */
+  private Written writeAndMark(T tx, List<Step> steps, List<OutboxRecord> next,
+      ClaimInTransaction<T> claim, Instant leaseEnd, Instant now) throws Exception {
+    List<OutboxRecord> rows = new ArrayList<>(steps.size());
+    for (Step step : steps) {
+      rows.add(write(tx, step, now));
     }
-    List<OutboxRecord> mark = new ArrayList<>(next);
-    mark.addAll(claim.claim(tx));
-    return mark;
+    List<OutboxRecord> mark = next;
+    if (claim != null) {
+      mark = new ArrayList<>(next);
+      mark.addAll(claim.claim(tx));
+    }
+    return new Written(rows, mark.size(), mark.isEmpty() ? List.of()
+        : store.markSending(tx, mark, leaseEnd, now));
   }
 
   /** Writes one step in its own transaction; an applier failure makes the row unknown. */
