@@ -209,29 +209,31 @@ public final class ReplayPass<T> {
   private final class Claim implements Recorder.ClaimInTransaction<T> {
     private final int toMark;
     private final Instant now;
-    private List<OutboxRecord> claimed = List.of();
-    private List<ClaimDecision> decisions = List.of();
-    private int marked;
+    /** What the last {@link #claim} call took, in claim order. */
+    private List<Claimed> claimed = List.of();
 
     Claim(int toMark, Instant now) {
       this.toMark = toMark;
       this.now = now;
     }
 
+    /** A claimed row, the policy's decision for it, and whether it was marked sending with it. */
+    private record Claimed(OutboxRecord row, ClaimDecision decision, boolean marked) {}
+
     @Override
     public List<OutboxRecord> claim(T tx) {
-      claimed = e.store().claim(tx, e.owner(), e.lease(), e.batchSize(), now);
+      List<OutboxRecord> rows = e.store().claim(tx, e.owner(), e.lease(), e.batchSize(), now);
       long sessionVersion = e.session().current().version();
-      decisions = new ArrayList<>(claimed.size());
+      claimed = new ArrayList<>(rows.size());
       List<OutboxRecord> mark = new ArrayList<>();
-      for (OutboxRecord r : claimed) {
+      for (OutboxRecord r : rows) {
         ClaimDecision decision = e.policy().onClaim(r, sessionVersion, now);
-        decisions.add(decision);
-        if (decision.next() == ClaimDecision.Next.SEND && mark.size() < toMark) {
+        boolean marked = decision.next() == ClaimDecision.Next.SEND && mark.size() < toMark;
+        if (marked) {
           mark.add(r);
         }
+        claimed.add(new Claimed(r, decision, marked));
       }
-      marked = mark.size();
       return mark;
     }
 
@@ -240,17 +242,13 @@ public final class ReplayPass<T> {
       claims++;
       mayClaim = !claimed.isEmpty();
       counters.claimed.addAndGet(claimed.size());
-      int sendsMarked = 0;
-      for (int i = 0; i < claimed.size(); i++) {
-        OutboxRecord r = claimed.get(i);
-        ClaimDecision next = decisions.get(i);
+      for (Claimed c : claimed) {
+        OutboxRecord r = c.row();
         e.recorder().claimed(r, now);
         e.failures().at(FailurePoint.AFTER_CLAIM);
-        switch (next.next()) {
+        switch (c.decision().next()) {
           case SEND -> {
-            if (sendsMarked < marked) {
-              sendsMarked++; // marked sending in the same commit: the recorder reports it
-            } else {
+            if (!c.marked()) { // a marked row is sending already: the recorder reports it
               ready.add(r);
             }
           }
@@ -259,8 +257,8 @@ public final class ReplayPass<T> {
             completions.submit(() -> reconcile(r, s));
             active++;
           }
-          case RECORD -> e.recorder().recordOne(new Step(r, Status.CLAIMED, next.decision()),
-              now, counters);
+          case RECORD -> e.recorder().recordOne(new Step(r, Status.CLAIMED,
+              c.decision().decision()), now, counters);
         }
       }
     }
