@@ -54,7 +54,7 @@ public final class CompactionSchedule implements AutoCloseable {
   private final ScheduledExecutorService timer;
   private final AtomicBoolean stopped = new AtomicBoolean();
   private volatile boolean warned;
-  /** Nudges since the last run that rewrote or shrank something; the timer thread's only. */
+  /** Nudges since the last run that rewrote or shrank something; one thread's at a time. */
   private int nudgesWithoutProgress;
 
   /** Starts the schedule; the first run is one {@code interval} after now. */
@@ -84,7 +84,7 @@ public final class CompactionSchedule implements AutoCloseable {
    * stay below the target for another reason is not written to every interval.
    */
   static boolean shouldNudge(FileCompaction.Run run, int nudgesWithoutProgress) {
-    return run != null && run.servedHere() && run.steps() == 1 && !run.workLeft()
+    return run != null && run.servedHere() && !run.madeProgress()
         && run.chunksFillRate() < TARGET_FILL_RATE
         && nudgesWithoutProgress < MAX_NUDGES_WITHOUT_PROGRESS;
   }
@@ -99,13 +99,7 @@ public final class CompactionSchedule implements AutoCloseable {
   }
 
   private void runAndReschedule() {
-    FileCompaction.Run run = runOnce();
-    if (run != null && (run.steps() > 1 || run.workLeft())) {
-      nudgesWithoutProgress = 0;
-    } else if (!stopped.get() && shouldNudge(run, nudgesWithoutProgress)) {
-      nudgesWithoutProgress++;
-      nudge();
-    }
+    FileCompaction.Run run = runAndNudge();
     if (!stopped.get()) {
       try {
         timer.schedule(this::runAndReschedule, nextDelay(run, interval, budget).toNanos(),
@@ -121,6 +115,23 @@ public final class CompactionSchedule implements AutoCloseable {
       throws SQLException {
     return FileCompaction.run(dataSource, budget.toNanos(), TARGET_FILL_RATE, REWRITE_BYTES,
         MOVE_BYTES);
+  }
+
+  /**
+   * One run, followed by a nudge when {@link #shouldNudge} says so. Called by the schedule's
+   * thread; a test with a long interval calls it itself instead.
+   *
+   * @return the run; null when stopped or when it failed
+   */
+  FileCompaction.Run runAndNudge() {
+    FileCompaction.Run run = runOnce();
+    if (run != null && run.madeProgress()) {
+      nudgesWithoutProgress = 0;
+    } else if (!stopped.get() && shouldNudge(run, nudgesWithoutProgress)) {
+      nudgesWithoutProgress++;
+      nudge();
+    }
+    return run;
   }
 
   /** Commits {@link #NUDGE}; a file without the table, or a failure, is left as it is. */

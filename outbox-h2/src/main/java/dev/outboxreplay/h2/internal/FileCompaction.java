@@ -82,6 +82,14 @@ public final class FileCompaction {
     public long shrunkBy() {
       return sizeBefore - sizeAfter;
     }
+
+    /**
+     * Whether a step rewrote or moved anything: steps go on only after one that did, and a run
+     * the budget ended after such a step has work left.
+     */
+    public boolean madeProgress() {
+      return steps > 1 || workLeft;
+    }
   }
 
   /**
