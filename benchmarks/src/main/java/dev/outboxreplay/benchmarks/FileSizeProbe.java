@@ -39,7 +39,11 @@ import java.util.Map;
  * comparison only.
  *
  * <p>It runs twice in one command: first with the library's compaction of the open file off (the
- * baseline), then on ({@code -Dfilesize.compactionInterval=MS} sets its interval, default 30 s).
+ * baseline), then on ({@code -Dfilesize.compactionInterval=MS} sets its interval, default
+ * {@link H2Database#DEFAULT_COMPACTION_INTERVAL});
+ * {@code -Dfilesize.compactionOnly=true} skips the first run and prints only the file against its
+ * compacted copy. Every report line also shows H2's own fill rates: of the file, of all chunks,
+ * and of the chunks old enough to be rewritten.
  * Besides the file size it times every accept: the p99 and the longest with compaction on,
  * against the same run's figures with it off.
  */
@@ -77,6 +81,12 @@ final class FileSizeProbe {
   List<Figure> run() throws Exception {
     Duration interval = Duration.ofMillis(Long.getLong("filesize.compactionInterval",
         H2Database.DEFAULT_COMPACTION_INTERVAL.toMillis()));
+    if (Boolean.getBoolean("filesize.compactionOnly")) {
+      Result on = runOnce(true, interval);
+      return List.of(Figure.atMost(String.format("file size / live data after %d s more idle, "
+          + "compaction every %d s", idleSeconds, interval.toSeconds()), COMPACTED_COPY,
+          new double[] {on.idleFileToCompacted()}, 2));
+    }
     Result off = runOnce(false, interval);
     Result on = runOnce(true, interval);
     System.out.printf("accept: p50 %.2f / %.2f ms, p99 %.2f / %.2f ms, longest %.2f / %.2f ms "
@@ -238,10 +248,20 @@ final class FileSizeProbe {
       rs.next();
       audit = rs.getLong(1) * 100;
     }
+    Map<String, String> info = new java.util.HashMap<>();
+    try (Connection c = db.dataSource().getConnection();
+        ResultSet rs = c.createStatement().executeQuery("SELECT SETTING_NAME, SETTING_VALUE "
+            + "FROM INFORMATION_SCHEMA.SETTINGS WHERE SETTING_NAME LIKE 'info.%FILL_RATE%'")) {
+      while (rs.next()) {
+        info.put(rs.getString(1), rs.getString(2));
+      }
+    }
     long size = Files.size(Path.of(file + ".mv.db"));
     System.out.printf("%,9d cycles  %5.0f s  file %,13d bytes  rows %,8d  live ~%,11d bytes  "
-        + "file/live %6.1f%n", done, (System.nanoTime() - started) / 1e9, size, rows,
-        live + audit, size / (double) Math.max(1, live + audit));
+        + "file/live %6.1f  H2 fill: file %s%%, chunks %s%%, rewritable chunks %s%%%n", done,
+        (System.nanoTime() - started) / 1e9, size, rows, live + audit,
+        size / (double) Math.max(1, live + audit), info.get("info.FILL_RATE"),
+        info.get("info.CHUNKS_FILL_RATE"), info.get("info.CHUNKS_FILL_RATE_RW"));
     return size / (double) Math.max(1, live + audit);
   }
 }

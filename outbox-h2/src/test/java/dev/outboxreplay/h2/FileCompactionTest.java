@@ -1,8 +1,10 @@
 package dev.outboxreplay.h2;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.outboxreplay.h2.internal.FileCompaction;
+import dev.outboxreplay.h2.internal.ServedHere;
 import dev.outboxreplay.testkit.ChildJvm;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,7 +13,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Random;
+import org.h2.mvstore.Chunk;
+import org.h2.mvstore.FileStore;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -58,6 +63,76 @@ class FileCompactionTest {
     }
     try (H2Database db = H2Database.open(base)) {
       assertThat(sumOfKeptRows(db)).as("after a reopen").isEqualTo(expectedSum);
+    }
+  }
+
+  /**
+   * The one old chunk is full and only young chunks are sparse: a step rewrites nothing, since
+   * rewriting a full chunk gives nothing back. {@code MVStore.compact} alone did rewrite it: it
+   * tests the live share of all chunks, the young included, and then takes old chunks however
+   * full they are; an idle file kept rewriting full chunks that way. H2 counts a chunk as old
+   * once its retention time has passed since it was written, in real time; the test sets that
+   * time so that the full chunk, written two seconds before the sparse ones, is old and they are
+   * not. The wait for those two seconds polls H2's own clock, which cannot be given another.
+   */
+  @Test
+  void aStepLeavesFullOldChunksAloneWhileOnlyYoungChunksAreSparse() throws Exception {
+    try (H2Database db = H2Database.builder().file(dir.resolve("young")).compaction(false)
+        .build(); Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+      c.setAutoCommit(true);
+      s.execute("SET RETENTION_TIME 600000");
+      s.execute("CREATE TABLE full_rows (id INT PRIMARY KEY, body VARBINARY(2048))");
+      s.execute("CREATE TABLE churn (id INT PRIMARY KEY, v INT)");
+      s.execute("INSERT INTO churn VALUES (1, 0)");
+      // one commit, so one chunk that stays full: nothing in it is written again
+      s.execute("INSERT INTO full_rows SELECT X, CAST(REPEAT(CAST(X AS VARCHAR), 1) || "
+          + "SPACE(2000) AS VARBINARY(2048)) FROM SYSTEM_RANGE(1, 300)");
+      FileStore<?> file = ServedHere.localSession(c).getDatabase().getStore().getMvStore()
+          .getFileStore();
+      long fullWrittenAt = newestChunkTime(file);
+      // the sparse chunks come two seconds later in H2's time
+      await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
+          .until(() -> msSinceCreation(file) > fullWrittenAt + 2_000);
+      for (int i = 0; i < 500; i++) {
+        s.executeUpdate("UPDATE churn SET v = v + 1"); // each a chunk that the next one empties
+      }
+      // old: written up to a second after the full chunk, so the step below has a second
+      s.execute("SET RETENTION_TIME " + (msSinceCreation(file) - fullWrittenAt - 1_000));
+      assertThat(setting(s, "info.CHUNKS_FILL_RATE")).as("all chunks' live share")
+          .isLessThan(80);
+      assertThat(setting(s, "info.CHUNKS_FILL_RATE_RW")).as("old chunks' live share")
+          .isGreaterThanOrEqualTo(80);
+      FileCompaction.Step step = FileCompaction.step(c, 80, 1 << 20, 4 << 20);
+      assertThat(step.servedHere()).isTrue();
+      assertThat(step.rewrote()).as("rewrote the full old chunk").isFalse();
+    }
+  }
+
+  /** When the newest chunk was written, in ms since the store was created (H2's time). */
+  private static long newestChunkTime(FileStore<?> file) {
+    long time = -1;
+    int newest = -1;
+    for (Map.Entry<String, String> e : file.getLayoutMap().entrySet()) {
+      if (e.getKey().startsWith("chunk.")) {
+        Chunk<?> chunk = file.createChunk(e.getValue());
+        if (chunk.id > newest) {
+          newest = chunk.id;
+          time = chunk.time;
+        }
+      }
+    }
+    return time;
+  }
+
+  private static long msSinceCreation(FileStore<?> file) {
+    return System.currentTimeMillis() - file.getCreationTime();
+  }
+
+  private static int setting(Statement s, String name) throws Exception {
+    try (ResultSet rs = s.executeQuery("SELECT SETTING_VALUE FROM INFORMATION_SCHEMA.SETTINGS "
+        + "WHERE SETTING_NAME = '" + name + "'")) {
+      assertThat(rs.next()).as(name).isTrue();
+      return Integer.parseInt(rs.getString(1));
     }
   }
 

@@ -20,7 +20,8 @@ import org.slf4j.LoggerFactory;
  * by the next one after {@link #CATCH_UP_PAUSES} budgets instead of a whole interval (at most a
  * fifth of the time compacting), until a run finishes its work: under sustained writes (a
  * backlog draining) H2 leaves sparse chunks behind faster than one budget per interval rewrites
- * them, and the file and the chunk metadata H2 keeps in memory grew without bound. A run that
+ * them, and the file and the chunk metadata H2 keeps in memory grew without bound. A run after
+ * which nobody committed is followed by one in larger steps ({@link #limits}). A run that
  * found nothing to do while the chunks are below the target fill rate is followed by one data
  * commit that changes nothing ({@link #shouldNudge}): in a database nobody writes to, H2 never
  * rewrites its newest chunks, and the file stopped at several times its live data. In a process
@@ -33,10 +34,21 @@ public final class CompactionSchedule implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(CompactionSchedule.class);
   /** Steps rewrite and move only while the live share of the space is at or below this. */
   static final int TARGET_FILL_RATE = 80;
-  /** Bytes of live pages one step rewrites at most (about; H2 stops after the chunk past it). */
-  static final int REWRITE_BYTES = 1 << 20;
-  /** Bytes of chunks one step moves toward the start of the file at most. */
-  static final long MOVE_BYTES = 4L << 20;
+  /**
+   * What one step may rewrite and move at most: rewrite bytes of live pages (about; H2 stops
+   * after the chunk past it), move bytes of chunks toward the start of the file.
+   */
+  record StepLimits(int rewriteBytes, long moveBytes) {}
+
+  /** Steps while others write (the longest measured are in docs/operations.md). */
+  static final StepLimits BUSY = new StepLimits(1 << 20, 4L << 20);
+  /**
+   * Steps after a run after which nobody committed ({@link #limits}): the rewrite size of H2's own
+   * {@code compactStore}, and moves large enough to take the chunks such a rewrite writes: H2
+   * moves no chunk larger than the move limit, and with 4 MB moves after 16 MB rewrites an idle
+   * file stayed at three times its compacted copy with a third of it free.
+   */
+  static final StepLimits IDLE = new StepLimits(16 << 20, 32L << 20);
   /** After a run that ended with work left, the next one comes after this many budgets. */
   static final int CATCH_UP_PAUSES = 4;
   /** Nudges in a row (see {@link #shouldNudge}) while no run rewrites or shrinks anything. */
@@ -56,6 +68,10 @@ public final class CompactionSchedule implements AutoCloseable {
   private volatile boolean warned;
   /** Nudges since the last run that rewrote or shrank something; one thread's at a time. */
   private int nudgesWithoutProgress;
+  /** The store's version when the last run and its nudge ended; -1 before the first. */
+  private long versionAfterLastRun = -1;
+  /** The limits of the last run's steps ({@link #limits}); for tests. */
+  private StepLimits lastLimits;
 
   /** Starts the schedule; the first run is one {@code interval} after now. */
   public CompactionSchedule(DataSource dataSource, Path file, Duration interval, Duration budget) {
@@ -89,6 +105,20 @@ public final class CompactionSchedule implements AutoCloseable {
         && nudgesWithoutProgress < MAX_NUDGES_WITHOUT_PROGRESS;
   }
 
+  /**
+   * The limits of the next run's steps: {@link #IDLE} when the store's version has not moved
+   * since the last run ended (nobody committed since, so nobody is likely to wait for the lock),
+   * else {@link #BUSY}. Measured (docs/operations.md): with 1 MB rewrites an idle file after a
+   * large burst kept rewriting with its chunks about 60% live and stayed at 3.2-3.7 times its
+   * compacted copy; with 16 MB rewrites the chunks reached 88-94% live, the rewriting stopped,
+   * and the file settled at 2.0-2.5 times. Each step's rewritten leaf pages carry the inner
+   * pages above them, which the next step writes again: fewer, larger steps leave less of that
+   * behind.
+   */
+  static StepLimits limits(long versionAfterLastRun, long versionNow) {
+    return versionAfterLastRun >= 0 && versionNow == versionAfterLastRun ? IDLE : BUSY;
+  }
+
   /** When the run after {@code run} comes: soon while work is left, else after the interval. */
   static Duration nextDelay(FileCompaction.Run run, Duration interval, Duration budget) {
     if (run == null || !run.workLeft()) {
@@ -110,11 +140,19 @@ public final class CompactionSchedule implements AutoCloseable {
     }
   }
 
-  /** Runs one compaction of the database behind {@code dataSource} now, up to {@code budget}. */
+  /**
+   * Runs one compaction of the database behind {@code dataSource} now, up to {@code budget}, in
+   * {@link #BUSY} steps.
+   */
   public static FileCompaction.Run runNow(DataSource dataSource, Duration budget)
       throws SQLException {
-    return FileCompaction.run(dataSource, budget.toNanos(), TARGET_FILL_RATE, REWRITE_BYTES,
-        MOVE_BYTES);
+    return runNow(dataSource, budget, BUSY);
+  }
+
+  private static FileCompaction.Run runNow(DataSource dataSource, Duration budget,
+      StepLimits limits) throws SQLException {
+    return FileCompaction.run(dataSource, budget.toNanos(), TARGET_FILL_RATE,
+        limits.rewriteBytes(), limits.moveBytes());
   }
 
   /**
@@ -124,14 +162,33 @@ public final class CompactionSchedule implements AutoCloseable {
    * @return the run; null when stopped or when it failed
    */
   FileCompaction.Run runAndNudge() {
-    FileCompaction.Run run = runOnce();
+    lastLimits = limits(versionAfterLastRun, storeVersion());
+    FileCompaction.Run run = runOnce(lastLimits);
     if (run != null && run.madeProgress()) {
       nudgesWithoutProgress = 0;
     } else if (!stopped.get() && shouldNudge(run, nudgesWithoutProgress)) {
       nudgesWithoutProgress++;
       nudge();
     }
+    versionAfterLastRun = storeVersion();
     return run;
+  }
+
+  /** The limits of the steps of the last {@link #runAndNudge}. */
+  StepLimits lastLimits() {
+    return lastLimits;
+  }
+
+  /** The store's version; -1 when stopped, not served here, or it cannot be read. */
+  private long storeVersion() {
+    if (stopped.get()) {
+      return -1;
+    }
+    try {
+      return FileCompaction.storeVersion(dataSource);
+    } catch (SQLException | RuntimeException e) {
+      return -1; // said by the run, which fails the same way
+    }
   }
 
   /** Commits {@link #NUDGE}; a file without the table, or a failure, is left as it is. */
@@ -148,17 +205,18 @@ public final class CompactionSchedule implements AutoCloseable {
   }
 
   /** One run; null when stopped or when it failed. */
-  private FileCompaction.Run runOnce() {
+  private FileCompaction.Run runOnce(StepLimits limits) {
     if (stopped.get()) {
       return null;
     }
     try {
-      FileCompaction.Run run = runNow(dataSource, budget);
+      FileCompaction.Run run = runNow(dataSource, budget, limits);
       if (run.servedHere() && LOG.isDebugEnabled()) {
-        LOG.debug("compacted {}: {} -> {} bytes in {} step(s), longest {} ms; chunks {}% live, "
-            + "file {}% live; work left: {}", file, run.sizeBefore(), run.sizeAfter(),
-            run.steps(), run.longestStepNanos() / 1_000_000, run.chunksFillRate(),
-            run.fileFillRate(), run.workLeft());
+        LOG.debug("compacted {}: {} -> {} bytes in {} step(s) of up to {} KB, longest {} ms; "
+            + "chunks {}% live, file {}% live; work left: {}", file, run.sizeBefore(),
+            run.sizeAfter(), run.steps(), limits.rewriteBytes() >> 10,
+            run.longestStepNanos() / 1_000_000,
+            run.chunksFillRate(), run.fileFillRate(), run.workLeft());
       }
       return run;
     } catch (SQLException | RuntimeException e) {

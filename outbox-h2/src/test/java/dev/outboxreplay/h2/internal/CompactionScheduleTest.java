@@ -113,6 +113,41 @@ class CompactionScheduleTest {
     }
   }
 
+  /**
+   * A run after which nobody committed is followed by one whose steps rewrite more; a commit in
+   * between (the test's insert) brings the small steps back. The runs are the test's own calls.
+   */
+  @Test
+  void theStepsGrowOnlyAfterARunAfterWhichNobodyCommitted() throws Exception {
+    JdbcDataSource h2 = new JdbcDataSource();
+    h2.setURL("jdbc:h2:" + dir.resolve("idle") + ";WRITE_DELAY=0");
+    try (Connection keepOpen = h2.getConnection(); Statement s = keepOpen.createStatement()) {
+      s.execute("CREATE TABLE outbox_schema_lock (id INT PRIMARY KEY)");
+      s.execute("INSERT INTO outbox_schema_lock VALUES (1)");
+      s.execute("CREATE TABLE t (id INT PRIMARY KEY)");
+      try (CompactionSchedule schedule = new CompactionSchedule(h2,
+          dir.resolve("idle.mv.db"), Duration.ofHours(1), BUDGET)) {
+        List<CompactionSchedule.StepLimits> limits = new ArrayList<>();
+        for (int i = 0; i < 5; i++) {
+          if (i == 3) {
+            s.executeUpdate("INSERT INTO t VALUES (1)"); // auto-commit
+          }
+          assertThat(schedule.runAndNudge().servedHere()).isTrue();
+          limits.add(schedule.lastLimits());
+        }
+        CompactionSchedule.StepLimits busy = CompactionSchedule.BUSY;
+        CompactionSchedule.StepLimits idle = CompactionSchedule.IDLE;
+        assertThat(idle.rewriteBytes()).isGreaterThan(busy.rewriteBytes());
+        assertThat(idle.moveBytes()).as("room to move what one idle step rewrites")
+            .isGreaterThan(idle.rewriteBytes());
+        // the first run has no run before it; the fourth follows the insert
+        assertThat(limits).containsExactly(busy, idle, idle, busy, idle);
+      }
+    }
+    assertThat(CompactionSchedule.limits(-1, -1)).as("not served here")
+        .isEqualTo(CompactionSchedule.BUSY);
+  }
+
   private static long storeVersion(Connection c) throws SQLException {
     return ServedHere.localSession(c).getDatabase().getStore().getMvStore().getCurrentVersion();
   }
