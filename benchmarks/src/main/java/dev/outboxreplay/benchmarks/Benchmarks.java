@@ -29,7 +29,7 @@ public final class Benchmarks {
     List<Figure> figures = new ArrayList<>();
     switch (which) {
       case "all" -> {
-        // each benchmark at its default size, fewer rounds: about 17 minutes on 2 cores
+        // each benchmark at its default size, fewer rounds: about 15 minutes on 2 cores
         figures.addAll(new AcceptBenchmark(20_000, 8, 3, Durability.PROCESS_CRASH_SAFE).run());
         figures.addAll(new InboxBenchmark(5_000, 3).run());
         figures.addAll(new ServerBenchmark(5_000, 8, 3).run());
