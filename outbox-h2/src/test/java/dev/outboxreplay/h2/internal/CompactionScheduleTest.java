@@ -75,11 +75,9 @@ class CompactionScheduleTest {
    */
   @Test
   void aStuckScheduleCommitsAFewTimesAndThenLeavesTheIdleFileAlone() throws Exception {
-    JdbcDataSource h2 = new JdbcDataSource();
-    h2.setURL("jdbc:h2:" + dir.resolve("nudge") + ";WRITE_DELAY=0");
+    JdbcDataSource h2 = fileDatabase("nudge");
     try (Connection keepOpen = h2.getConnection(); Statement s = keepOpen.createStatement()) {
-      s.execute("CREATE TABLE outbox_schema_lock (id INT PRIMARY KEY)");
-      s.execute("INSERT INTO outbox_schema_lock VALUES (1)");
+      createNudgedTable(s);
       s.execute("CREATE TABLE filler (id INT PRIMARY KEY, b VARBINARY)");
       try (PreparedStatement insert = keepOpen.prepareStatement("INSERT INTO filler VALUES (?, ?)")) {
         for (int i = 0; i < 200; i++) { // one commit, so one chunk, each
@@ -119,11 +117,9 @@ class CompactionScheduleTest {
    */
   @Test
   void theStepsGrowOnlyAfterARunAfterWhichNobodyCommitted() throws Exception {
-    JdbcDataSource h2 = new JdbcDataSource();
-    h2.setURL("jdbc:h2:" + dir.resolve("idle") + ";WRITE_DELAY=0");
+    JdbcDataSource h2 = fileDatabase("idle");
     try (Connection keepOpen = h2.getConnection(); Statement s = keepOpen.createStatement()) {
-      s.execute("CREATE TABLE outbox_schema_lock (id INT PRIMARY KEY)");
-      s.execute("INSERT INTO outbox_schema_lock VALUES (1)");
+      createNudgedTable(s);
       s.execute("CREATE TABLE t (id INT PRIMARY KEY)");
       try (CompactionSchedule schedule = new CompactionSchedule(h2,
           dir.resolve("idle.mv.db"), Duration.ofHours(1), BUDGET)) {
@@ -146,6 +142,19 @@ class CompactionScheduleTest {
     }
     assertThat(CompactionSchedule.limits(-1, -1)).as("not served here")
         .isEqualTo(CompactionSchedule.BUSY);
+  }
+
+  /** A plain H2 file database in the test's folder, each commit written at once. */
+  private JdbcDataSource fileDatabase(String name) {
+    JdbcDataSource h2 = new JdbcDataSource();
+    h2.setURL("jdbc:h2:" + dir.resolve(name) + ";WRITE_DELAY=0");
+    return h2;
+  }
+
+  /** The one-row table of every store's schema that the nudge rewrites. */
+  private static void createNudgedTable(Statement s) throws SQLException {
+    s.execute("CREATE TABLE outbox_schema_lock (id INT PRIMARY KEY)");
+    s.execute("INSERT INTO outbox_schema_lock VALUES (1)");
   }
 
   private static long storeVersion(Connection c) throws SQLException {
