@@ -82,9 +82,7 @@ final class Recorder<T> {
       for (Step step : steps) {
         recordOne(step, now, counters);
       }
-      written = claim == null
-          ? new Written(List.of(), next.size(),
-              next.isEmpty() ? List.of() : store.markSending(next, leaseEnd, now))
+      written = claim == null && next.isEmpty() ? new Written(List.of(), 0, List.of())
           : store.inTransaction(tx -> writeAndMark(tx, List.of(), next, claim, leaseEnd, now));
     }
     if (claim != null) {

@@ -88,13 +88,13 @@ public final class FileCompaction {
    * live share of all chunks, the test H2's {@code compact} makes itself.
    */
   static int rewritableChunksFillRate(FileStore<?> file) {
-    int[] rate = {file.getChunksFillRate()};
+    int[] rate = {-1};
     file.populateInfo((name, value) -> {
       if (name.equals("info.CHUNKS_FILL_RATE_RW")) {
         rate[0] = Integer.parseInt(value);
       }
     });
-    return rate[0];
+    return rate[0] >= 0 ? rate[0] : file.getChunksFillRate();
   }
 
   /**

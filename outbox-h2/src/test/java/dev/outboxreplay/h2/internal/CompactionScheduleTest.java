@@ -94,11 +94,11 @@ class CompactionScheduleTest {
           dir.resolve("nudge.mv.db"), Duration.ofHours(1), BUDGET)) {
         List<Long> commitsPerRun = new ArrayList<>();
         for (int i = 0; i < CompactionSchedule.MAX_NUDGES_WITHOUT_PROGRESS + 3; i++) {
-          long before = storeVersion(keepOpen);
+          long before = FileCompaction.storeVersion(h2);
           FileCompaction.Run run = schedule.runAndNudge();
           assertThat(run.servedHere()).isTrue();
           assertThat(run.madeProgress()).as("run %d rewrote or moved something", i).isFalse();
-          commitsPerRun.add(storeVersion(keepOpen) - before);
+          commitsPerRun.add(FileCompaction.storeVersion(h2) - before);
         }
         // one nudge after each of the first stuck runs, then none: the idle file is left alone
         assertThat(commitsPerRun).containsExactly(1L, 1L, 1L, 0L, 0L, 0L);
@@ -155,10 +155,6 @@ class CompactionScheduleTest {
   private static void createNudgedTable(Statement s) throws SQLException {
     s.execute("CREATE TABLE outbox_schema_lock (id INT PRIMARY KEY)");
     s.execute("INSERT INTO outbox_schema_lock VALUES (1)");
-  }
-
-  private static long storeVersion(Connection c) throws SQLException {
-    return ServedHere.localSession(c).getDatabase().getStore().getMvStore().getCurrentVersion();
   }
 
   private static int chunksFillRate(Connection c) throws SQLException {
