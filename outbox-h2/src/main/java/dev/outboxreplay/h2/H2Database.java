@@ -8,6 +8,7 @@ import dev.outboxreplay.h2.internal.FileCheck;
 import dev.outboxreplay.h2.internal.H2Errors;
 import dev.outboxreplay.h2.internal.Handover;
 import dev.outboxreplay.h2.internal.LocalOnly;
+import dev.outboxreplay.h2.internal.OpenJournal;
 import dev.outboxreplay.h2.internal.PoolOpener;
 import dev.outboxreplay.h2.internal.PrivateFiles;
 import dev.outboxreplay.h2.internal.RetryingOpenDataSource;
@@ -121,13 +122,27 @@ public final class H2Database implements AutoCloseable {
     // registered before H2 opens it: from here on no check in this JVM opens (and, closing it,
     // unlocks) a channel of its own on the file
     FileCheck.openedHere(dataFile(file));
+    OpenJournal journal = existed && !readOnly && !inUse && builder.encryptionKey == null
+        ? beginJournal(dataFile(file)) : null;
     try {
       this.pool = new PoolOpener(file, builder.multiProcess, builder.createIfMissing, readOnly,
           builder.encryptionKey, builder.maxPoolSize, builder.lockTimeout, builder.openWait)
           .open(readOnlyFile);
     } catch (RuntimeException e) {
+      // H2 closes its store normally when its open fails (a page it reads is damaged, say),
+      // writing a chunk and a header into the file: put back what it replaced. Not after a
+      // failure that may pass (another process took the file): that process may write now.
+      if (journal != null && journal.wroteSomething()
+          && !(e instanceof OutboxStorageException s && s.retryable()) && journal.undo()) {
+        e.addSuppressed(new OutboxStorageException("what H2 wrote to " + dataFile(file)
+            + " during the failed open was undone"));
+      }
       FileCheck.closedHere(dataFile(file));
       throw e;
+    } finally {
+      if (journal != null) {
+        journal.close();
+      }
     }
     this.connections = pool;
     if (readOnly) {
@@ -150,6 +165,14 @@ public final class H2Database implements AutoCloseable {
     this.compaction = !builder.compaction ? null
         : new CompactionSchedule(pool, dataFile(file), builder.compactionInterval,
             COMPACTION_BUDGET);
+  }
+
+  private static OpenJournal beginJournal(Path dataFile) {
+    try {
+      return OpenJournal.begin(dataFile);
+    } catch (IOException e) {
+      throw new OutboxStorageException("cannot open database file " + dataFile + ": " + e, e);
+    }
   }
 
   /** A builder; {@link Builder#file(Path)} is required. */
@@ -288,8 +311,10 @@ public final class H2Database implements AutoCloseable {
   }
 
   /**
-   * Releases what stores hold, stops the compaction schedule, then closes the pool, and with it
-   * the file when this process opened it itself. When other processes reach the file through
+   * Releases what stores hold, stops the compaction schedule and compacts the file once more
+   * (at most {@link #COMPACTION_BUDGET}, at the database's retention time; a failure there is
+   * logged, not thrown), then closes the pool, and with it the file when this process opened it
+   * itself; H2 compacts nothing while it closes. When other processes reach the file through
    * this one (multi-process mode, with this process serving the file), it first closes the file
    * for them too (H2's {@code SHUTDOWN}): their sessions between statements are closed at once,
    * an open transaction of theirs rolls back, one running a statement is closed when the
@@ -492,9 +517,11 @@ public final class H2Database implements AutoCloseable {
     }
 
     /**
-     * Whether the file is compacted on a schedule while it is open (default true). Off, the file
-     * only grows while it is open (H2 reuses freed space but never gives it back), and H2
-     * compacts it for at most 200 ms when the last connection closes.
+     * Whether the file is compacted on a schedule while it is open and once more by {@link
+     * H2Database#close()}, for at most {@link H2Database#COMPACTION_BUDGET} (default true). Off, the file
+     * only grows (H2 reuses freed space but never gives it back): H2's own compaction at close
+     * is turned off in either case, since H2 runs it at retention time 0 (docs/operations.md,
+     * "A clean close that H2 compacts").
      */
     public Builder compaction(boolean enabled) {
       this.compaction = enabled;

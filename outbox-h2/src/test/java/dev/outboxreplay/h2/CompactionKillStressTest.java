@@ -21,12 +21,13 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Long run, not part of the default test command: {@code mvn -pl outbox-h2 test
  * -Dtest=CompactionKillStressTest -Dstress.compactionKills=200 [-Dstress.retention=0|N|default]
- * [-Dstress.compactor=false]}. {@link AcceptLoopChild} in its compacting mode (a filler row
+ * [-Dstress.compactor=false] [-Dstress.verifyRetention=45000]}. {@link AcceptLoopChild} in its compacting mode (a filler row
  * written and deleted per accept, H2 retention as given, a thread compacting without pause
  * unless turned off) is killed with SIGKILL after 1 to 400 accepts; after every kill the file
  * must open and hold every accept that returned. A file that fails is kept under
  * {@code target/stress/} and the run goes on with a new file, so the printed count of failed
- * kills measures a rate. Set {@code -Dstress.seed=N} to replay the kill points.
+ * kills measures a rate. With {@code stress.verifyRetention} the verification sets that retention
+ * before it reads and closes, as {@code AcceptCrashTest}'s does. Set {@code -Dstress.seed=N} to replay the kill points.
  */
 @EnabledIfSystemProperty(named = "stress.compactionKills", matches = "\\d+")
 class CompactionKillStressTest {
@@ -36,6 +37,7 @@ class CompactionKillStressTest {
   void everyKillLeavesAFileThatOpensWithEveryReturnedAccept() throws Exception {
     int kills = Integer.getInteger("stress.compactionKills");
     String retention = System.getProperty("stress.retention", "0");
+    String verifyRetention = System.getProperty("stress.verifyRetention");
     boolean compactor = Boolean.parseBoolean(System.getProperty("stress.compactor", "true"));
     long seed = Seeds.seed("stress.seed", "CompactionKillStressTest");
     SplittableRandom random = new SplittableRandom(seed);
@@ -97,6 +99,12 @@ class CompactionKillStressTest {
       Files.copy(H2Database.dataFile(base), asKilled, StandardCopyOption.REPLACE_EXISTING);
       String failure = null;
       try (H2Database db = H2Database.builder().file(base).multiProcess(false).build()) {
+        if (verifyRetention != null) {
+          try (java.sql.Connection c = db.dataSource().getConnection();
+              java.sql.Statement s = c.createStatement()) {
+            s.execute("SET RETENTION_TIME " + Integer.parseInt(verifyRetention));
+          }
+        }
         H2OutboxStore store = H2OutboxStore.create(db);
         int lost = 0;
         for (CommandId id : acked.keySet()) {
@@ -107,7 +115,7 @@ class CompactionKillStressTest {
         if (lost > 0) {
           failure = "kill " + round + ": " + lost + " of " + acked.size() + " accepts lost";
         }
-      } catch (RuntimeException e) {
+      } catch (RuntimeException | java.sql.SQLException e) {
         failure = "kill " + round + ": " + e.getMessage();
       }
       if (failure != null) {

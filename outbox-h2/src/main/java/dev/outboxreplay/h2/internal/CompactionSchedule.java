@@ -28,7 +28,8 @@ import org.slf4j.LoggerFactory;
  * that reaches the file through another process's server a run
  * does nothing (the serving process compacts); after a handover the new serving process does.
  * Closing stops it by a flag and waits for a run in progress; it never interrupts the thread,
- * since an interrupt during a file write closes H2's file channel for the whole JVM.
+ * since an interrupt during a file write closes H2's file channel for the whole JVM. Then it
+ * runs once more, the compaction at close.
  */
 public final class CompactionSchedule implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(CompactionSchedule.class);
@@ -234,8 +235,11 @@ public final class CompactionSchedule implements AutoCloseable {
   }
 
   /**
-   * Stops the schedule and waits for a run in progress to end (its budget plus 5 s at most),
-   * without interrupting it. Idempotent.
+   * Stops the schedule, waits for a run in progress to end (its budget plus 5 s at most) without
+   * interrupting it, then runs once more on the calling thread, in {@link #BUSY} steps for up
+   * to the budget: the compaction at close, at the database's own retention time, in place of
+   * H2's (which the library turns off, see {@code PoolOpener}). A failure of that run is logged,
+   * not thrown. Idempotent.
    */
   @Override
   public void close() {
@@ -248,9 +252,18 @@ public final class CompactionSchedule implements AutoCloseable {
       if (!timer.awaitTermination(wait.toNanos(), TimeUnit.NANOSECONDS)) {
         LOG.warn("a compaction of {} still runs {} after close was asked; left to finish", file,
             wait);
+        return;
       }
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
+      return;
+    }
+    try {
+      FileCompaction.Run run = runNow(dataSource, budget);
+      LOG.debug("compacted {} at close: {} -> {} bytes in {} step(s)", file, run.sizeBefore(),
+          run.sizeAfter(), run.steps());
+    } catch (SQLException | RuntimeException e) {
+      LOG.warn("compacting {} at close failed; it is closed as it is: {}", file, e.toString());
     }
   }
 }

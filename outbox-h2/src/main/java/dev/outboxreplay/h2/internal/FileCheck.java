@@ -36,7 +36,8 @@ import org.h2.store.fs.encrypt.FilePathEncrypt;
  *
  * <p>A file another process (or this one) has open is not checked here: whoever opened it first
  * checked it. Damage inside a data page that the headers do not show is found when the page is
- * read, as a fatal {@link OutboxStorageException}.
+ * read, as a fatal {@link OutboxStorageException}; when H2's database open is the reader, what
+ * H2 wrote while failing is put back ({@link OpenJournal}).
  */
 public final class FileCheck {
   private static final String RECOVERY = "it was left untouched; restore it from a backup, or "

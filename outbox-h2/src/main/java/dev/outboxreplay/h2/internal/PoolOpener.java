@@ -101,6 +101,11 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
         .append(encryptionKey == null ? RecoveringFileSystem.SCHEME : "file").append(':')
         .append(file)
         .append(";WRITE_DELAY=0")
+        // no compaction inside H2's close: H2 runs it at retention time 0 whatever the
+        // database's setting, and files it closed so after a kill were refused at their next
+        // open (docs/operations.md, "A clean close that H2 compacts"); the library compacts
+        // before it closes instead, at the database's retention (CompactionSchedule.close)
+        .append(";MAX_COMPACT_TIME=0")
         // no .trace.db: it is created with the umask and may quote statements and values
         .append(";TRACE_LEVEL_FILE=0")
         .append(";LOCK_TIMEOUT=").append(lockTimeout.toMillis());

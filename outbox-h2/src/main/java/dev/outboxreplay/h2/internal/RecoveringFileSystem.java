@@ -23,6 +23,9 @@ import org.h2.store.fs.FilePathWrapper;
  * accepts in {@code OutboxSoakTest} when the machine was busy (a kill takes longer to complete
  * then). Under H2's lock no other process can open or write the file meanwhile.
  *
+ * <p>While the library opens the file, its channel also hands an {@link OpenJournal} what each
+ * write is about to replace, so that a failed open can leave the file as it was.
+ *
  * <p>Used as the {@code outboxrecover:} prefix of the library's file URLs; every other file
  * operation goes straight to the default file system. Registered with H2 by {@link #register}.
  * It relies on H2 2.5's {@code SingleFileStore} taking the lock right after opening the channel
@@ -85,12 +88,22 @@ public final class RecoveringFileSystem extends FilePathWrapper {
 
     @Override
     public int write(ByteBuffer src) throws IOException {
+      journal(base.position(), src.remaining());
       return base.write(src);
     }
 
     @Override
     public int write(ByteBuffer src, long position) throws IOException {
+      journal(position, src.remaining());
       return base.write(src, position);
+    }
+
+    /** Hands an {@link OpenJournal} of this file what a write is about to replace. */
+    private void journal(long position, long length) throws IOException {
+      OpenJournal journal = OpenJournal.active(file);
+      if (journal != null) {
+        journal.beforeWrite(base, position, length);
+      }
     }
 
     @Override
@@ -111,6 +124,7 @@ public final class RecoveringFileSystem extends FilePathWrapper {
 
     @Override
     public FileChannel truncate(long size) throws IOException {
+      journal(size, Math.max(0, base.size() - size));
       base.truncate(size);
       return this;
     }
