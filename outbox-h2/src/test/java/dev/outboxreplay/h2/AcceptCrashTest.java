@@ -146,10 +146,11 @@ class AcceptCrashTest {
   private static void verify(Path base, Map<CommandId, Acked> acked, long seed, int round) {
     try (H2Database db = H2Database.builder().file(base).multiProcess(false).build()) {
       try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
-        // H2's own retention time again for this session's clean close (the next child sets 0
-        // once it has opened the file): closed at retention 0, H2 can leave a file it then opens
-        // at an older version (StoreHeaderRepairTest, the clean-close file), which is H2's case,
-        // not a kill's; the library never lowers the retention
+        // H2's own retention time again for this session's close, whose compaction runs at the
+        // database's retention (the next child sets 0 once it has opened the file): compacted at
+        // retention 0 while closing, H2 left files it then opened at an older version
+        // (StoreHeaderRepairTest, the clean-close file; docs/operations.md, "A clean close that
+        // H2 compacts"), which is H2's case, not a kill's; the library never lowers the retention
         s.execute("SET RETENTION_TIME 45000");
       }
       H2OutboxStore store = H2OutboxStore.create(db);

@@ -9,6 +9,8 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import javax.sql.DataSource;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * How {@code H2Database} opens its pool: the JDBC URL with the settings the outbox relies on, and
@@ -21,6 +23,7 @@ import javax.sql.DataSource;
 public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissing,
     boolean readOnly, char[] encryptionKey, int maxPoolSize, Duration lockTimeout,
     Duration openWait) {
+  private static final Logger LOG = LoggerFactory.getLogger(PoolOpener.class);
 
   private Path dataFile() {
     return file.resolveSibling(file.getFileName() + ".mv.db");
@@ -34,10 +37,12 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
     try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
         java.sql.ResultSet rs = s.executeQuery("SELECT DATABASE_PATH(), (SELECT "
             + "MAX(CAST(SETTING_VALUE AS INT)) FROM INFORMATION_SCHEMA.SETTINGS "
-            + "WHERE SETTING_NAME = 'WRITE_DELAY')")) {
+            + "WHERE SETTING_NAME = 'WRITE_DELAY'), (SELECT MAX(CAST(SETTING_VALUE AS INT)) "
+            + "FROM INFORMATION_SCHEMA.SETTINGS WHERE SETTING_NAME = 'MAX_COMPACT_TIME')")) {
       rs.next();
       String path = rs.getString(1);
       int writeDelay = rs.getInt(2);
+      int maxCompactTime = rs.getInt(3);
       if (path == null) {
         throw new OutboxStorageException("the application's data source reaches an in-memory H2 "
             + "database: the outbox needs a file database (jdbc:h2:file:...)");
@@ -47,6 +52,12 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
             + ".mv.db has WRITE_DELAY " + writeDelay + " ms: a command accepted in the last "
             + writeDelay + " ms would be lost when the process is killed; add ;WRITE_DELAY=0 to "
             + "its JDBC URL, or call allowWriteDelay(true) to accept that");
+      }
+      if (maxCompactTime != 0) {
+        LOG.warn("the application's data source for {}.mv.db has MAX_COMPACT_TIME {} ms: H2 "
+            + "compacts the file at retention time 0 when it closes it, which left files that "
+            + "were refused at their next open (docs/operations.md, \"A clean close that H2 "
+            + "compacts\"); add ;MAX_COMPACT_TIME=0 to its JDBC URL", path, maxCompactTime);
       }
       return Path.of(path).toAbsolutePath().normalize();
     } catch (SQLException e) {
