@@ -15,8 +15,9 @@ import picocli.CommandLine.Option;
  * {@code outbox compact}: applies the history retention now, as a replayer does once an hour:
  * ended commands older than {@code --tombstone-after} become tombstones, tombstones older than
  * {@code --delete-after} are deleted with their audit entries; then the file is compacted (up
- * to {@code H2Database.COMPACTION_BUDGET}, and again by H2 as it closes). Prints one JSON line:
- * the counts and the file's size before and after.
+ * to {@code H2Database.COMPACTION_BUDGET}, and once more as it closes), reusing only space freed
+ * more than H2's retention time (45 s) before: what this command deletes is given back by a
+ * later compaction. Prints one JSON line: the counts and the file's size before and after.
  */
 @Command(name = "compact", mixinStandardHelpOptions = true,
     description = "Apply the history retention now: tombstone ended commands, delete old "
