@@ -37,7 +37,9 @@ import javax.sql.DataSource;
  * <p>Opening never creates a fresh database in place of a file it cannot read, and never writes
  * to a file it refuses: a 0-byte file, a locked, corrupt or newer-format file, and a damaged one
  * that H2 would open at an older or empty state (its readable version is older than its store
- * header records) fail with a non-retryable {@link OutboxStorageException} naming the file.
+ * header records) fail with a non-retryable {@link OutboxStorageException} naming the file. A
+ * plain file whose damage only H2's own open finds (a page it reads at open) fails the same way;
+ * what H2 wrote to it on its way out of that open is put back before the exception is thrown.
  *
  * <p>On a user's machine: nothing listens beyond loopback. In multi-process mode H2's sockets
  * (its server for the other processes and its socket file lock) bind to {@code 127.0.0.1}: this
