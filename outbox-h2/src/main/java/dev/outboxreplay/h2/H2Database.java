@@ -314,8 +314,8 @@ public final class H2Database implements AutoCloseable {
 
   /**
    * Releases what stores hold, stops the compaction schedule and compacts the file once more
-   * (at most {@link #COMPACTION_BUDGET}, at the database's retention time; a failure there is
-   * logged, not thrown), then closes the pool, and with it the file when this process opened it
+   * (steps begun within {@link #COMPACTION_BUDGET}, at the database's retention time; a
+   * failure there is logged, not thrown), then closes the pool, and with it the file when this process opened it
    * itself; H2 compacts nothing while it closes. When other processes reach the file through
    * this one (multi-process mode, with this process serving the file), it first closes the file
    * for them too (H2's {@code SHUTDOWN}): their sessions between statements are closed at once,
@@ -520,7 +520,8 @@ public final class H2Database implements AutoCloseable {
 
     /**
      * Whether the file is compacted on a schedule while it is open and once more by {@link
-     * H2Database#close()}, for at most {@link H2Database#COMPACTION_BUDGET} (default true). Off, the file
+     * H2Database#close()}, in steps begun within {@link H2Database#COMPACTION_BUDGET} (default
+     * true). Off, the file
      * only grows (H2 reuses freed space but never gives it back): H2's own compaction at close
      * is turned off in either case, since H2 runs it at retention time 0 (docs/operations.md,
      * "A clean close that H2 compacts").

@@ -236,8 +236,8 @@ public final class CompactionSchedule implements AutoCloseable {
 
   /**
    * Stops the schedule, waits for a run in progress to end (its budget plus 5 s at most) without
-   * interrupting it, then runs once more on the calling thread, in {@link #BUSY} steps for up
-   * to the budget: the compaction at close, at the database's own retention time, in place of
+   * interrupting it, then runs once more on the calling thread, in {@link #BUSY} steps begun
+   * within the budget: the compaction at close, at the database's own retention time, in place of
    * H2's (which the library turns off, see {@code PoolOpener}). A failure of that run is logged,
    * not thrown. Idempotent.
    */
