@@ -21,13 +21,14 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Long run, not part of the default test command: {@code mvn -pl outbox-h2 test
  * -Dtest=CompactionKillStressTest -Dstress.compactionKills=200 [-Dstress.retention=0|N|default]
- * [-Dstress.compactor=false] [-Dstress.verifyRetention=45000]}. {@link AcceptLoopChild} in its compacting mode (a filler row
- * written and deleted per accept, H2 retention as given, a thread compacting without pause
- * unless turned off) is killed with SIGKILL after 1 to 400 accepts; after every kill the file
- * must open and hold every accept that returned. A file that fails is kept under
- * {@code target/stress/} and the run goes on with a new file, so the printed count of failed
- * kills measures a rate. With {@code stress.verifyRetention} the verification sets that retention
- * before it reads and closes, as {@code AcceptCrashTest}'s does. Set {@code -Dstress.seed=N} to replay the kill points.
+ * [-Dstress.compactor=false] [-Dstress.verifyRetention=45000]}. {@link AcceptLoopChild} in its
+ * compacting mode (a filler row written and deleted per accept, H2 retention as given, a thread
+ * compacting without pause unless turned off) is killed with SIGKILL after 1 to 400 accepts;
+ * after every kill the file must open and hold every accept that returned. A file that fails is
+ * kept under {@code target/stress/} and the run goes on with a new file, so the printed count of
+ * failed kills measures a rate. With {@code stress.verifyRetention} the verification sets that
+ * retention before it reads and closes, as {@code AcceptCrashTest}'s does. Set {@code
+ * -Dstress.seed=N} to replay the kill points.
  */
 @EnabledIfSystemProperty(named = "stress.compactionKills", matches = "\\d+")
 class CompactionKillStressTest {
