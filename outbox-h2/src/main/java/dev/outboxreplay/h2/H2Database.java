@@ -313,19 +313,19 @@ public final class H2Database implements AutoCloseable {
   }
 
   /**
-   * Releases what stores hold, stops the compaction schedule and compacts the file once more
-   * (steps begun within {@link #COMPACTION_BUDGET}, at the database's retention time; a
-   * failure there is logged, not thrown), then closes the pool, and with it the file when this
-   * process opened it itself; H2 compacts nothing while it closes. When other processes reach
-   * the file through this one (multi-process mode, with this process serving the file), it first
-   * closes the file for them too (H2's {@code SHUTDOWN}): their sessions between statements are closed at once,
-   * an open transaction of theirs rolls back, one running a statement is closed when the
-   * statement ends (H2 waits up to twice the {@linkplain Builder#lockTimeout lock timeout} for
-   * it). Their calls then fail as when a serving process dies; the library's own calls go on in
-   * the process that takes the file over. So when this returns, the file is written, closed and
-   * unlocked, and this process serves nothing. When another process serves the file, or another
-   * {@code H2Database} of this JVM still has it open, only this instance's connections are
-   * closed. Idempotent: later calls do nothing.
+   * Releases what stores hold, stops the compaction schedule and compacts the file once more (steps
+   * begun within {@link #COMPACTION_BUDGET}, at the database's retention time; a failure there is
+   * logged, not thrown), then closes the pool, and with it the file when this process opened it
+   * itself; H2 compacts nothing while it closes. When other processes reach the file through this
+   * one (multi-process mode, with this process serving the file), it first closes the file for them
+   * too (H2's {@code SHUTDOWN}): their sessions between statements are closed at once, an open
+   * transaction of theirs rolls back, one running a statement is closed when the statement ends (H2
+   * waits up to twice the {@linkplain Builder#lockTimeout lock timeout} for it). Their calls then
+   * fail as when a serving process dies; the library's own calls go on in the process that takes
+   * the file over. So when this returns, the file is written, closed and unlocked, and this process
+   * serves nothing. When another process serves the file, or another {@code H2Database} of this JVM
+   * still has it open, only this instance's connections are closed. Idempotent: later calls do
+   * nothing.
    */
   @Override
   public void close() {
