@@ -521,10 +521,9 @@ public final class H2Database implements AutoCloseable {
     /**
      * Whether the file is compacted on a schedule while it is open and once more by {@link
      * H2Database#close()}, in steps begun within {@link H2Database#COMPACTION_BUDGET} (default
-     * true). Off, the file
-     * only grows (H2 reuses freed space but never gives it back): H2's own compaction at close
-     * is turned off in either case, since H2 runs it at retention time 0 (docs/operations.md,
-     * "A clean close that H2 compacts").
+     * true). Off, the file only grows (H2 reuses freed space but never gives it back): H2's own
+     * compaction at close is turned off in either case, since H2 runs it at retention time 0
+     * (docs/operations.md, "A clean close that H2 compacts").
      */
     public Builder compaction(boolean enabled) {
       this.compaction = enabled;
