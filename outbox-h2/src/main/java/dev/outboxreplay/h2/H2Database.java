@@ -124,20 +124,16 @@ public final class H2Database implements AutoCloseable {
     // registered before H2 opens it: from here on no check in this JVM opens (and, closing it,
     // unlocks) a channel of its own on the file
     FileCheck.openedHere(dataFile(file));
-    OpenJournal journal = existed && !readOnly && !inUse && builder.encryptionKey == null
-        ? beginJournal(dataFile(file)) : null;
+    // not while another H2Database of this JVM has the file: its writes are not ours to undo
+    OpenJournal journal =
+        existed && !readOnly && !inUse ? OpenJournal.begin(dataFile(file)) : null;
     try {
       this.pool = new PoolOpener(file, builder.multiProcess, builder.createIfMissing, readOnly,
           builder.encryptionKey, builder.maxPoolSize, builder.lockTimeout, builder.openWait)
           .open(readOnlyFile);
     } catch (RuntimeException e) {
-      // H2 closes its store normally when its open fails (a page it reads is damaged, say),
-      // writing a chunk and a header into the file: put back what it replaced. Not after a
-      // failure that may pass (another process took the file): that process may write now.
-      if (journal != null && journal.wroteSomething()
-          && !(e instanceof OutboxStorageException s && s.retryable()) && journal.undo()) {
-        e.addSuppressed(new OutboxStorageException("what H2 wrote to " + dataFile(file)
-            + " during the failed open was undone"));
+      if (journal != null) {
+        journal.undoAfter(e);
       }
       FileCheck.closedHere(dataFile(file));
       throw e;
@@ -167,14 +163,6 @@ public final class H2Database implements AutoCloseable {
     this.compaction = !builder.compaction ? null
         : new CompactionSchedule(pool, dataFile(file), builder.compactionInterval,
             COMPACTION_BUDGET);
-  }
-
-  private static OpenJournal beginJournal(Path dataFile) {
-    try {
-      return OpenJournal.begin(dataFile);
-    } catch (IOException e) {
-      throw new OutboxStorageException("cannot open database file " + dataFile + ": " + e, e);
-    }
   }
 
   /** A builder; {@link Builder#file(Path)} is required. */

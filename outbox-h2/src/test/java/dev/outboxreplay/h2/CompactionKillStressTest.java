@@ -8,6 +8,9 @@ import dev.outboxreplay.testkit.Seeds;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.sql.Connection;
+import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -101,8 +104,8 @@ class CompactionKillStressTest {
       String failure = null;
       try (H2Database db = H2Database.builder().file(base).multiProcess(false).build()) {
         if (verifyRetention != null) {
-          try (java.sql.Connection c = db.dataSource().getConnection();
-              java.sql.Statement s = c.createStatement()) {
+          try (Connection c = db.dataSource().getConnection();
+              Statement s = c.createStatement()) {
             s.execute("SET RETENTION_TIME " + Integer.parseInt(verifyRetention));
           }
         }
@@ -116,7 +119,7 @@ class CompactionKillStressTest {
         if (lost > 0) {
           failure = "kill " + round + ": " + lost + " of " + acked.size() + " accepts lost";
         }
-      } catch (RuntimeException | java.sql.SQLException e) {
+      } catch (RuntimeException | SQLException e) {
         failure = "kill " + round + ": " + e.getMessage();
       }
       if (failure != null) {

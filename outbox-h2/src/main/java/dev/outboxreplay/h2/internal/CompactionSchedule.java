@@ -205,21 +205,26 @@ public final class CompactionSchedule implements AutoCloseable {
     }
   }
 
+  /** One run of up to the budget in steps of {@code limits}, logged at debug. */
+  private FileCompaction.Run runLogged(StepLimits limits) throws SQLException {
+    FileCompaction.Run run = runNow(dataSource, budget, limits);
+    if (run.servedHere() && LOG.isDebugEnabled()) {
+      LOG.debug("compacted {}{}: {} -> {} bytes in {} step(s) of up to {} KB, longest {} ms; "
+          + "chunks {}% live, file {}% live; work left: {}", file,
+          stopped.get() ? " at close" : "", run.sizeBefore(), run.sizeAfter(), run.steps(),
+          limits.rewriteBytes() >> 10, run.longestStepNanos() / 1_000_000,
+          run.chunksFillRate(), run.fileFillRate(), run.workLeft());
+    }
+    return run;
+  }
+
   /** One run; null when stopped or when it failed. */
   private FileCompaction.Run runOnce(StepLimits limits) {
     if (stopped.get()) {
       return null;
     }
     try {
-      FileCompaction.Run run = runNow(dataSource, budget, limits);
-      if (run.servedHere() && LOG.isDebugEnabled()) {
-        LOG.debug("compacted {}: {} -> {} bytes in {} step(s) of up to {} KB, longest {} ms; "
-            + "chunks {}% live, file {}% live; work left: {}", file, run.sizeBefore(),
-            run.sizeAfter(), run.steps(), limits.rewriteBytes() >> 10,
-            run.longestStepNanos() / 1_000_000,
-            run.chunksFillRate(), run.fileFillRate(), run.workLeft());
-      }
-      return run;
+      return runLogged(limits);
     } catch (SQLException | RuntimeException e) {
       // a handover or a closing pool is passing; anything else is said once, then at debug
       if (warned || stopped.get() || (e instanceof SQLException sql && Handover.isHandover(sql))) {
@@ -259,9 +264,7 @@ public final class CompactionSchedule implements AutoCloseable {
       return;
     }
     try {
-      FileCompaction.Run run = runNow(dataSource, budget);
-      LOG.debug("compacted {} at close: {} -> {} bytes in {} step(s)", file, run.sizeBefore(),
-          run.sizeAfter(), run.steps());
+      runLogged(BUSY);
     } catch (SQLException | RuntimeException e) {
       LOG.warn("compacting {} at close failed; it is closed as it is: {}", file, e.toString());
     }

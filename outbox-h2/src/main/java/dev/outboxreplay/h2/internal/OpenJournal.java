@@ -1,5 +1,6 @@
 package dev.outboxreplay.h2.internal;
 
+import dev.outboxreplay.OutboxStorageException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -24,7 +25,7 @@ import org.slf4j.LoggerFactory;
  * the start is given back by truncation). {@link #undo} puts them back.
  *
  * <p>Only writes through the library's channel are journaled: an encrypted file (H2's own file
- * system) and the header repair that {@link StoreHeaderRepair} makes under H2's lock are not.
+ * system; its journal stays empty, so nothing is undone) and the header repair that {@link StoreHeaderRepair} makes under H2's lock are not.
  * Thread-safe.
  */
 public final class OpenJournal implements AutoCloseable {
@@ -47,12 +48,32 @@ public final class OpenJournal implements AutoCloseable {
    * Starts journaling {@code file}, an existing {@code .mv.db}; null when another open in this
    * JVM journals it already (that one undoes, or nobody does).
    *
-   * @throws IOException when the file's length cannot be read
+   * @throws OutboxStorageException when the file's length cannot be read
    */
-  public static OpenJournal begin(Path file) throws IOException {
+  public static OpenJournal begin(Path file) {
     Path key = file.toAbsolutePath().normalize();
-    OpenJournal journal = new OpenJournal(key, Files.size(key));
+    long size;
+    try {
+      size = Files.size(key);
+    } catch (IOException e) {
+      throw new OutboxStorageException("cannot open database file " + file + ": " + e, e);
+    }
+    OpenJournal journal = new OpenJournal(key, size);
     return ACTIVE.putIfAbsent(key, journal) == null ? journal : null;
+  }
+
+  /**
+   * After the open failed with {@code failure}: puts back what H2 wrote meanwhile (H2 closes its
+   * store normally on the way out of a failed open, writing a chunk and a header into the file)
+   * and says so in a suppressed exception of {@code failure}. Not after a failure that may pass
+   * by itself (another process took the file): that process may be writing now.
+   */
+  public void undoAfter(RuntimeException failure) {
+    if (wroteSomething() && !(failure instanceof OutboxStorageException s && s.retryable())
+        && undo()) {
+      failure.addSuppressed(new OutboxStorageException("what H2 wrote to " + file
+          + " during the failed open was undone"));
+    }
   }
 
   /** The journal of {@code file}, or null when none is active. */
@@ -80,7 +101,7 @@ public final class OpenJournal implements AutoCloseable {
   }
 
   /** Whether H2 wrote anything through the library's channel since {@link #begin}. */
-  public synchronized boolean wroteSomething() {
+  synchronized boolean wroteSomething() {
     return !preImages.isEmpty();
   }
 
@@ -92,7 +113,7 @@ public final class OpenJournal implements AutoCloseable {
    *
    * @return whether the file was put back
    */
-  public synchronized boolean undo() {
+  synchronized boolean undo() {
     try (FileChannel channel = FileChannel.open(file, StandardOpenOption.WRITE,
         StandardOpenOption.READ)) {
       FileLock lock = channel.tryLock();
