@@ -104,7 +104,8 @@ class FileCompactionTest {
   @Test
   void aStepLeavesFullOldChunksAloneWhileOnlyYoungChunksAreSparse() throws Exception {
     try (H2Database db = H2Database.builder().file(dir.resolve("young")).compaction(false)
-        .build(); Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+            .build();
+        Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
       c.setAutoCommit(true);
       s.execute("SET RETENTION_TIME 600000");
       s.execute("CREATE TABLE full_rows (id INT PRIMARY KEY, body VARBINARY(2048))");

@@ -79,7 +79,8 @@ class CompactionScheduleTest {
     try (Connection keepOpen = h2.getConnection(); Statement s = keepOpen.createStatement()) {
       createNudgedTable(s);
       s.execute("CREATE TABLE filler (id INT PRIMARY KEY, b VARBINARY)");
-      try (PreparedStatement insert = keepOpen.prepareStatement("INSERT INTO filler VALUES (?, ?)")) {
+      try (PreparedStatement insert =
+          keepOpen.prepareStatement("INSERT INTO filler VALUES (?, ?)")) {
         for (int i = 0; i < 200; i++) { // one commit, so one chunk, each
           insert.setInt(1, i);
           insert.setBytes(2, new byte[2048]);
