@@ -288,37 +288,6 @@ class StoreHeaderRepairTest {
     assertThat(Files.readAllBytes(H2Database.dataFile(base))).isEqualTo(before);
   }
 
-  /**
-   * A third file H2 left behind, {@code clean-close-lists-overwritten-dead-chunk.mv.db}, and this
-   * one after a clean close: in a run of {@code AcceptCrashTest}'s compaction kills (seed
-   * 32592020062102, round 1) the test's own verification opened the killed child's file at the
-   * H2 retention time of 0 the child had set, read it and closed it. Its store header is clean
-   * and names chunk 283 (block 0x15), which is intact; but the chunk layout of 283 still lists
-   * chunk 279, dead (0% live), whose blocks newer chunks have taken. H2's open of a clean file
-   * checks the newest chunks its layout lists, finds 279 unreadable, falls back to recovery and
-   * settles on version 272: the commits of 273 to 283 would be lost without an error. The library
-   * refuses the file and leaves it as it was. H2 on its own opens version 272; when an H2 upgrade
-   * changes that, this test says so.
-   */
-  @Test
-  void aCleanlyClosedFileWhoseLayoutListsAnOverwrittenDeadChunkIsRefusedAndLeftUntouched()
-      throws Exception {
-    Path base = dir.resolve("clean-close");
-    copyResource("clean-close-lists-overwritten-dead-chunk.mv.db", H2Database.dataFile(base));
-    byte[] before = Files.readAllBytes(H2Database.dataFile(base));
-    try (org.h2.mvstore.MVStore h2Alone = new org.h2.mvstore.MVStore.Builder()
-        .fileName(H2Database.dataFile(base).toString()).readOnly().open()) {
-      java.util.Map<String, Object> header = h2Alone.getStoreHeader();
-      assertThat(String.valueOf(header.get("clean"))).as("closed cleanly").isEqualTo("1");
-      assertThat(Long.parseLong(String.valueOf(header.get("version")), 16)).isEqualTo(283);
-      assertThat(h2Alone.getCurrentVersion()).as("the version H2 opens by itself").isEqualTo(272);
-    }
-    assertThatThrownBy(() -> H2Database.builder().file(base).multiProcess(false).build())
-        .isInstanceOf(OutboxStorageException.class)
-        .hasMessageContaining("H2 can read only version 272 of it, older than version 283");
-    assertThat(Files.readAllBytes(H2Database.dataFile(base))).isEqualTo(before);
-  }
-
   private String lockSeenByAnotherProcess(Path data) throws Exception {
     try (ChildJvm child = ChildJvm.start(TryLockChild.class, dir.resolve("trylock.err"),
         data.toString())) {

@@ -27,7 +27,10 @@ import org.h2.store.fs.encrypt.FilePathEncrypt;
  *   <li>a file whose readable state is older than the version its own store header records.
  *       H2 writes the store header only after the chunk it names is written, so a process kill
  *       never leaves a header newer than what the file holds: an older readable state means
- *       damage, not a crash.
+ *       damage, not a crash. One exception is mended instead: a file H2 closed cleanly whose
+ *       chunk layout still lists a dead chunk that the last chunk overwrote. H2 reads it whole
+ *       when opened as after a crash, so the clean mark is dropped from its header (see
+ *       {@code dropCleanMarkIfWhole}).
  * </ul>
  *
  * Before that check, a plain file opened for writing whose store header lags behind its last
@@ -40,6 +43,7 @@ import org.h2.store.fs.encrypt.FilePathEncrypt;
  * H2 wrote while failing is put back ({@link OpenJournal}).
  */
 public final class FileCheck {
+  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FileCheck.class);
   private static final String RECOVERY = "it was left untouched; restore it from a backup, or "
       + "extract what H2 can still read with org.h2.tools.Recover (see docs/operations.md, "
       + "\"A damaged file\"), then move it away";
@@ -111,18 +115,73 @@ public final class FileCheck {
       throw new OutboxStorageException("cannot open database file " + file
           + ": it is not a readable H2 database (" + e + "); " + RECOVERY, e);
     }
+    long recorded;
+    long readable;
+    boolean clean;
     try (store) {
-      long recorded = headerVersion(store.getStoreHeader());
-      long readable = store.getCurrentVersion();
-      if (readable < recorded) {
-        throw new OutboxStorageException("cannot open database file " + file
-            + ": it is damaged: H2 can read only version " + readable + " of it, older than "
-            + "version " + recorded + " that its store header records" + (readable == 0
-            ? " (it would open as an empty database)" : " (recent commits would be lost)")
-            + "; " + RECOVERY);
-      }
+      Map<String, Object> header = store.getStoreHeader();
+      recorded = headerVersion(header);
+      readable = store.getCurrentVersion();
+      clean = header.get("clean") != null && !"0".equals(String.valueOf(header.get("clean")));
+    }
+    if (readable < recorded && !(clean && repairHeader && fileKey == null
+        && dropCleanMarkIfWhole(file, recorded))) {
+      throw new OutboxStorageException("cannot open database file " + file
+          + ": it is damaged: H2 can read only version " + readable + " of it, older than "
+          + "version " + recorded + " that its store header records" + (readable == 0
+          ? " (it would open as an empty database)" : " (recent commits would be lost)")
+          + "; " + RECOVERY);
     }
     return false;
+  }
+
+  /**
+   * A file H2 closed cleanly whose newest state H2 then does not open: H2's open of a clean file
+   * demands every one of the newest chunks its chunk layout lists, and H2's own close (retention
+   * time 0) can leave a dead chunk listed whose blocks the last chunk took. Opened as after a
+   * process kill, where a listed chunk holding no live page may be missing, H2 reads it whole.
+   * When H2's recovery, read-only, reaches exactly the {@code recorded} version, the clean mark
+   * is dropped from the header; if H2's ordinary open then does not reach that version, the
+   * header is put back as it was.
+   *
+   * @return true when H2 now opens the file at {@code recorded}
+   */
+  private static boolean dropCleanMarkIfWhole(Path file, long recorded) {
+    try {
+      if (readOnlyVersion(file, true) != recorded) {
+        return false;
+      }
+      byte[] original = StoreHeaderRepair.dropCleanMark(file, recorded);
+      if (original == null) {
+        return false;
+      }
+      if (readOnlyVersion(file, false) == recorded) {
+        LOG.warn("Repaired before opening: H2 closed {} cleanly at version {} but would have "
+            + "opened it at an older one, since its chunk layout still lists a dead chunk whose "
+            + "blocks a newer chunk took; the clean mark was dropped from its store header, so "
+            + "H2 opens it as after a crash and reads version {}", file, recorded, recorded);
+        return true;
+      }
+      if (!StoreHeaderRepair.putBack(file, original)) {
+        LOG.warn("Could not put back the store header of {}: another process opened it", file);
+      }
+      return false;
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Could not check whether H2 reads all of {} when opened as after a crash: {}",
+          file, e.toString());
+      return false;
+    }
+  }
+
+  /** The version H2 opens {@code file} at, read-only; in its recovery mode when asked. */
+  private static long readOnlyVersion(Path file, boolean recoveryMode) {
+    MVStore.Builder builder = new MVStore.Builder().fileName(file.toString()).readOnly();
+    if (recoveryMode) {
+      builder.recoveryMode();
+    }
+    try (MVStore store = builder.open()) {
+      return store.getCurrentVersion();
+    }
   }
 
   /**

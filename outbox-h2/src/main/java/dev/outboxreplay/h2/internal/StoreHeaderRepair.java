@@ -105,12 +105,7 @@ public final class StoreHeaderRepair {
   public static String repairIfBehind(Path file) throws IOException {
     try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ,
         StandardOpenOption.WRITE)) {
-      FileLock lock;
-      try {
-        lock = channel.tryLock();
-      } catch (OverlappingFileLockException e) {
-        return null;
-      }
+      FileLock lock = tryLock(channel);
       if (lock == null) {
         return null; // another process has it open: it is past recovery
       }
@@ -193,12 +188,86 @@ public final class StoreHeaderRepair {
       return null; // H2 finds the newest commit itself
     }
     HashMap<String, String> repaired = new HashMap<>(header);
-    repaired.remove("fletcher");
     repaired.remove("clean");
     repaired.put("block", Long.toHexString(next.block()));
     repaired.put("chunk", Integer.toHexString(next.id()));
     repaired.put("version", Long.toHexString(next.version()));
-    StringBuilder text = DataUtils.appendMap(new StringBuilder(), repaired);
+    writeHeader(channel, repaired);
+    return "the store header of " + file + " named chunk " + header.get("chunk") + " (version "
+        + headerVersion + "), from which H2's recovery reaches chunk "
+        + Integer.toHexString(reached.id()) + " (version " + reached.version()
+        + "), although chunk " + Integer.toHexString(next.id()) + " (version " + next.version()
+        + ") was written after it; the header now names it, so the commits up to it are recovered";
+  }
+
+  /**
+   * Drops the clean-shutdown mark from the store header of {@code file}, a plain file no process
+   * has open, when the header still records {@code version}; holds an exclusive lock on the file
+   * meanwhile. Without the mark, H2's open checks the chunks as after a process kill, where a
+   * chunk that holds no live page may be missing; a clean header makes H2 demand every one of the
+   * newest chunks its layout lists, and fall back to an older state when a dead one was
+   * overwritten ({@link FileCheck} decides when to drop it). Nothing else in the file changes.
+   *
+   * @return both header blocks as they were, for {@link #putBack}, or null when nothing was
+   *     written (the file is in use, or its header is no longer clean at {@code version})
+   * @throws IOException when the file cannot be read or the header cannot be written
+   */
+  static byte[] dropCleanMark(Path file, long version) throws IOException {
+    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ,
+        StandardOpenOption.WRITE); FileLock lock = tryLock(channel)) {
+      if (lock == null) {
+        return null;
+      }
+      byte[] original = read(channel, 0, 2 * BLOCK);
+      Map<String, String> first = checksummed(read(channel, 0, BLOCK));
+      Map<String, String> second = checksummed(read(channel, BLOCK, BLOCK));
+      if (first == null || second == null || !first.equals(second)
+          || hex(first.getOrDefault("clean", "0")) == 0
+          || hex(first.getOrDefault("version", "0")) != version) {
+        return null;
+      }
+      HashMap<String, String> unclean = new HashMap<>(first);
+      unclean.remove("clean");
+      writeHeader(channel, unclean);
+      return original;
+    }
+  }
+
+  /**
+   * Writes back the header blocks {@link #dropCleanMark} returned, under an exclusive lock.
+   *
+   * @return false when the file is in use, so nothing was written
+   * @throws IOException when the file cannot be written
+   */
+  static boolean putBack(Path file, byte[] headerBlocks) throws IOException {
+    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ,
+        StandardOpenOption.WRITE); FileLock lock = tryLock(channel)) {
+      if (lock == null) {
+        return false;
+      }
+      ByteBuffer out = ByteBuffer.wrap(headerBlocks);
+      while (out.hasRemaining()) {
+        channel.write(out, out.position());
+      }
+      channel.force(true);
+      return true;
+    }
+  }
+
+  private static FileLock tryLock(FileChannel channel) throws IOException {
+    try {
+      return channel.tryLock();
+    } catch (OverlappingFileLockException e) {
+      return null;
+    }
+  }
+
+  /** Writes {@code header}, checksummed, into both header blocks of the file, and syncs. */
+  private static void writeHeader(FileChannel channel, Map<String, String> header)
+      throws IOException {
+    HashMap<String, String> fields = new HashMap<>(header);
+    fields.remove("fletcher");
+    StringBuilder text = DataUtils.appendMap(new StringBuilder(), fields);
     byte[] body = text.toString().getBytes(StandardCharsets.ISO_8859_1);
     DataUtils.appendMap(text, "fletcher", DataUtils.getFletcher32(body, 0, body.length));
     text.append('\n');
@@ -212,11 +281,6 @@ public final class StoreHeaderRepair {
       channel.write(out, out.position());
     }
     channel.force(true);
-    return "the store header of " + file + " named chunk " + header.get("chunk") + " (version "
-        + headerVersion + "), from which H2's recovery reaches chunk "
-        + Integer.toHexString(reached.id()) + " (version " + reached.version()
-        + "), although chunk " + Integer.toHexString(next.id()) + " (version " + next.version()
-        + ") was written after it; the header now names it, so the commits up to it are recovered";
   }
 
   /** The last chunk of the chain of {@code next} predictions from {@code from}, as H2 takes it. */
