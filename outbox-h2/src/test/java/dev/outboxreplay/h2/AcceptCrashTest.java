@@ -149,8 +149,8 @@ class AcceptCrashTest {
         // H2's own retention time again for this session's close, whose compaction runs at the
         // database's retention (the next child sets 0 once it has opened the file): compacted at
         // retention 0 while closing, H2 left files it then opened at an older version
-        // (StoreHeaderRepairTest, the clean-close file; docs/operations.md, "A clean close that
-        // H2 compacts"), which is H2's case, not a kill's; the library never lowers the retention
+        // (CleanCloseRepairTest; docs/operations.md, "A clean close that H2 compacts"), which
+        // is H2's case, not a kill's; the library never lowers the retention
         s.execute("SET RETENTION_TIME 45000");
       }
       H2OutboxStore store = H2OutboxStore.create(db);
