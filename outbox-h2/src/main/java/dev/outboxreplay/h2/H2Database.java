@@ -93,7 +93,8 @@ public final class H2Database implements AutoCloseable {
     if (builder.applicationDataSource != null) {
       this.pool = null;
       this.connections = builder.applicationDataSource;
-      this.file = PoolOpener.checkApplicationDataSource(connections, builder.allowWriteDelay);
+      this.file = PoolOpener.checkApplicationDataSource(connections, builder.allowWriteDelay)
+          .file();
       this.compaction = null;
       return;
     }

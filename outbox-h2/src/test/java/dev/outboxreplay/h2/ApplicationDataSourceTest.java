@@ -9,6 +9,7 @@ import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.Status;
+import dev.outboxreplay.h2.internal.PoolOpener;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -20,8 +21,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * An application hands in its own pool: the stores use it, a local change and its outbox row
- * commit in one of its transactions, closing the library leaves the pool open, and a pool whose
- * commits are not durable on return is refused naming the setting.
+ * commit in one of its transactions, closing the library leaves the pool open, a pool whose
+ * commits are not durable on return is refused naming the setting, and one whose H2 compacts the
+ * file while closing it gets a warning naming that setting.
  */
 class ApplicationDataSourceTest {
   @TempDir Path dir;
@@ -70,6 +72,24 @@ class ApplicationDataSourceTest {
     try (HikariDataSource memory = pool("jdbc:h2:mem:outbox-test")) {
       assertThatThrownBy(() -> H2Database.builder().dataSource(memory).build())
           .isInstanceOf(OutboxStorageException.class).hasMessageContaining("in-memory");
+    }
+  }
+
+  @Test
+  void aPoolWhoseH2CompactsAtCloseGetsAWarningNamingTheSetting() {
+    try (HikariDataSource defaults = pool("jdbc:h2:file:" + dir.resolve("defaults")
+        + ";WRITE_DELAY=0")) { // H2: MAX_COMPACT_TIME 200 ms
+      assertThat(PoolOpener.checkApplicationDataSource(defaults, false).warnings())
+          .singleElement().asString().contains("MAX_COMPACT_TIME 200 ms")
+          .contains("add ;MAX_COMPACT_TIME=0 to its JDBC URL")
+          .contains(dir.resolve("defaults").toString());
+    }
+    try (HikariDataSource noCompaction = pool("jdbc:h2:file:" + dir.resolve("quiet")
+        + ";WRITE_DELAY=0;MAX_COMPACT_TIME=0")) {
+      PoolOpener.ApplicationDataSourceCheck check =
+          PoolOpener.checkApplicationDataSource(noCompaction, false);
+      assertThat(check.warnings()).isEmpty();
+      assertThat(check.file()).isEqualTo(dir.resolve("quiet").toAbsolutePath());
     }
   }
 

@@ -8,6 +8,8 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -30,10 +32,23 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
   }
 
   /**
-   * Checks that an application's data source reaches an H2 file database whose commits are durable
-   * on return ({@code WRITE_DELAY} 0), and returns the file's base path.
+   * What {@link #checkApplicationDataSource} found.
+   *
+   * @param file the base path of the database file
+   * @param warnings what it logged as warnings, in order
    */
-  public static Path checkApplicationDataSource(DataSource dataSource, boolean allowWriteDelay) {
+  public record ApplicationDataSourceCheck(Path file, List<String> warnings) {}
+
+  /**
+   * Checks that an application's data source reaches an H2 file database whose commits are durable
+   * on return ({@code WRITE_DELAY} 0), and logs a warning when H2 compacts that file while closing
+   * it ({@code MAX_COMPACT_TIME} other than 0).
+   *
+   * @throws OutboxStorageException when the data source reaches no H2 file database, or one whose
+   *     commits are not durable on return and {@code allowWriteDelay} is false
+   */
+  public static ApplicationDataSourceCheck checkApplicationDataSource(DataSource dataSource,
+      boolean allowWriteDelay) {
     try (Connection c = dataSource.getConnection(); Statement s = c.createStatement();
         java.sql.ResultSet rs = s.executeQuery("SELECT DATABASE_PATH(), (SELECT "
             + "MAX(CAST(SETTING_VALUE AS INT)) FROM INFORMATION_SCHEMA.SETTINGS "
@@ -53,13 +68,18 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
             + writeDelay + " ms would be lost when the process is killed; add ;WRITE_DELAY=0 to "
             + "its JDBC URL, or call allowWriteDelay(true) to accept that");
       }
+      List<String> warnings = new ArrayList<>();
       if (maxCompactTime != 0) {
-        LOG.warn("the application's data source for {}.mv.db has MAX_COMPACT_TIME {} ms: H2 "
-            + "compacts the file at retention time 0 when it closes it, which left files that "
-            + "were refused at their next open (docs/operations.md, \"A clean close that H2 "
-            + "compacts\"); add ;MAX_COMPACT_TIME=0 to its JDBC URL", path, maxCompactTime);
+        warnings.add("the application's data source for " + path + ".mv.db has MAX_COMPACT_TIME "
+            + maxCompactTime + " ms: H2 compacts the file at retention time 0 when it closes it, "
+            + "which left files that H2 then opened at an older version (docs/operations.md, "
+            + "\"A clean close that H2 compacts\"); add ;MAX_COMPACT_TIME=0 to its JDBC URL");
       }
-      return Path.of(path).toAbsolutePath().normalize();
+      for (String warning : warnings) {
+        LOG.warn(warning);
+      }
+      return new ApplicationDataSourceCheck(Path.of(path).toAbsolutePath().normalize(),
+          List.copyOf(warnings));
     } catch (SQLException e) {
       throw new OutboxStorageException("the application's data source is not a usable H2 "
           + "database: " + e.getMessage(), e);
