@@ -42,7 +42,8 @@ import org.junit.jupiter.api.io.TempDir;
  * one overwritten, and settles on an older version without an error. Opened as after a crash, H2
  * lets a listed chunk that holds no live page be missing and reads the newest version whole. The
  * library drops the clean mark from such a file's header and opens it at the version the header
- * records; a file H2's recovery does not read whole is still refused and left as it was.
+ * records. A read-only open refuses it, saying so; a file H2's recovery does not read whole is
+ * still refused as damaged, and left as it was.
  */
 class CleanCloseRepairTest {
   /** A kept file, the version its clean header records, and the version H2 opens it at. */
@@ -117,6 +118,21 @@ class CleanCloseRepairTest {
   }
 
   @Test
+  void aReadOnlyOpenRefusesSuchAFileSayingHowToMendItAndWritesNothing() throws Exception {
+    Kept kept = FILES.get(0);
+    Path data = copy(kept, "view");
+    byte[] before = Files.readAllBytes(data);
+    Path base = data.resolveSibling("view");
+    assertThatThrownBy(() -> H2Database.builder().file(base).multiProcess(false).readOnly(true)
+        .build())
+        .isInstanceOf(OutboxStorageException.class)
+        .hasMessageContaining("H2 can read only version 272 of it, older than version 283")
+        .hasMessageContaining("opening it once for writing (not read-only) drops the clean mark")
+        .hasMessageNotContaining("damaged");
+    assertThat(Files.readAllBytes(data)).isEqualTo(before);
+  }
+
+  @Test
   void aCleanFileWhoseNewestChunkIsDamagedIsStillRefusedAndLeftUntouched() throws Exception {
     Kept kept = FILES.get(1);
     Path data = copy(kept, "damaged");
@@ -127,6 +143,7 @@ class CleanCloseRepairTest {
     byte[] before = Files.readAllBytes(data);
     assertThatThrownBy(() -> FileCheck.verifyBeforeOpen(data, null, true))
         .isInstanceOf(OutboxStorageException.class)
+        .hasMessageContaining("it is damaged: H2 can read only version")
         .hasMessageContaining("older than version 3708 that its store header records");
     assertThat(Files.readAllBytes(data)).isEqualTo(before);
   }

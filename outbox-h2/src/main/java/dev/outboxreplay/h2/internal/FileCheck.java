@@ -30,7 +30,7 @@ import org.h2.store.fs.encrypt.FilePathEncrypt;
  *       damage, not a crash. One exception is mended instead: a file H2 closed cleanly whose
  *       chunk layout still lists a dead chunk that the last chunk overwrote. H2 reads it whole
  *       when opened as after a crash, so the clean mark is dropped from its header (see
- *       {@code dropCleanMarkIfWhole}).
+ *       {@code dropCleanMark}).
  * </ul>
  *
  * Before that check, a plain file opened for writing whose store header lags behind its last
@@ -124,42 +124,56 @@ public final class FileCheck {
       readable = store.getCurrentVersion();
       clean = header.get("clean") != null && !"0".equals(String.valueOf(header.get("clean")));
     }
-    if (readable < recorded && !(clean && repairHeader && fileKey == null
-        && dropCleanMarkIfWhole(file, recorded))) {
-      throw new OutboxStorageException("cannot open database file " + file
-          + ": it is damaged: H2 can read only version " + readable + " of it, older than "
-          + "version " + recorded + " that its store header records" + (readable == 0
-          ? " (it would open as an empty database)" : " (recent commits would be lost)")
-          + "; " + RECOVERY);
+    if (readable < recorded) {
+      boolean whole = clean && fileKey == null && recoveryReaches(file, recorded);
+      if (whole && repairHeader && dropCleanMark(file, recorded)) {
+        return false;
+      }
+      throw new OutboxStorageException("cannot open database file " + file + ": "
+          + (whole ? "" : "it is damaged: ") + "H2 can read only version " + readable
+          + " of it, older than version " + recorded + " that its store header records"
+          + (readable == 0 ? " (it would open as an empty database)"
+              : " (recent commits would be lost)") + "; " + (whole ? "H2 closed it cleanly, "
+              + "and read as after a crash it is whole: opening it once for writing (not "
+              + "read-only) drops the clean mark from its store header (docs/operations.md, "
+              + "\"A clean close that H2 compacts\")" : RECOVERY));
     }
     return false;
   }
 
+  /** Whether H2's recovery, read-only, reads {@code file} at exactly {@code version}. */
+  private static boolean recoveryReaches(Path file, long version) {
+    try {
+      return readOnlyVersion(file, true) == version;
+    } catch (RuntimeException e) {
+      LOG.warn("Could not check whether H2 reads all of {} when opened as after a crash: {}",
+          file, e.toString());
+      return false;
+    }
+  }
+
   /**
-   * A file H2 closed cleanly whose newest state H2 then does not open: H2's open of a clean file
-   * demands every one of the newest chunks its chunk layout lists, and H2's own close (retention
-   * time 0) can leave a dead chunk listed whose blocks the last chunk took. Opened as after a
-   * process kill, where a listed chunk holding no live page may be missing, H2 reads it whole.
-   * When H2's recovery, read-only, reaches exactly the {@code recorded} version, the clean mark
-   * is dropped from the header; if H2's ordinary open then does not reach that version, the
-   * header is put back as it was.
+   * A file H2 closed cleanly whose newest state H2 then does not open, although its recovery reads
+   * it whole: H2's open of a clean file demands every one of the newest chunks its chunk layout
+   * lists, and H2's own close (retention time 0) can leave a dead chunk listed whose blocks the
+   * last chunk took. Opened as after a process kill, where a listed chunk holding no live page may
+   * be missing, H2 reads the newest version. So the clean mark is dropped from the header; if
+   * H2's ordinary open then does not reach the {@code recorded} version, the header is put back
+   * as it was.
    *
    * @return true when H2 now opens the file at {@code recorded}
    */
-  private static boolean dropCleanMarkIfWhole(Path file, long recorded) {
+  private static boolean dropCleanMark(Path file, long recorded) {
     try {
-      if (readOnlyVersion(file, true) != recorded) {
-        return false;
-      }
       byte[] original = StoreHeaderRepair.dropCleanMark(file, recorded);
       if (original == null) {
         return false;
       }
       if (readOnlyVersion(file, false) == recorded) {
         LOG.warn("Repaired before opening: H2 closed {} cleanly at version {} but would have "
-            + "opened it at an older one, since its chunk layout still lists a dead chunk whose "
-            + "blocks a newer chunk took; the clean mark was dropped from its store header, so "
-            + "H2 opens it as after a crash and reads version {}", file, recorded, recorded);
+            + "opened it at an older one; read as after a crash it is whole, so the clean mark "
+            + "was dropped from its store header and H2 opens version {}", file, recorded,
+            recorded);
         return true;
       }
       if (!StoreHeaderRepair.putBack(file, original)) {
@@ -167,8 +181,8 @@ public final class FileCheck {
       }
       return false;
     } catch (IOException | RuntimeException e) {
-      LOG.warn("Could not check whether H2 reads all of {} when opened as after a crash: {}",
-          file, e.toString());
+      LOG.warn("Could not drop the clean mark from the store header of {}: {}", file,
+          e.toString());
       return false;
     }
   }
