@@ -29,8 +29,8 @@ import org.h2.store.fs.encrypt.FilePathEncrypt;
  *       never leaves a header newer than what the file holds: an older readable state means
  *       damage, not a crash. One exception is mended instead: a file H2 closed cleanly whose
  *       chunk layout still lists a dead chunk that the last chunk overwrote. H2 reads it whole
- *       when opened as after a crash, so the clean mark is dropped from its header (see
- *       {@code dropCleanMark}).
+ *       when opened as after a crash, so the clean mark is dropped from its header ({@link
+ *       CleanMarkRepair}).
  * </ul>
  *
  * Before that check, a plain file opened for writing whose store header lags behind its last
@@ -43,7 +43,6 @@ import org.h2.store.fs.encrypt.FilePathEncrypt;
  * H2 wrote while failing is put back ({@link OpenJournal}).
  */
 public final class FileCheck {
-  private static final org.slf4j.Logger LOG = org.slf4j.LoggerFactory.getLogger(FileCheck.class);
   private static final String RECOVERY = "it was left untouched; restore it from a backup, or "
       + "extract what H2 can still read with org.h2.tools.Recover (see docs/operations.md, "
       + "\"A damaged file\"), then move it away";
@@ -124,9 +123,13 @@ public final class FileCheck {
       readable = store.getCurrentVersion();
       clean = header.get("clean") != null && !"0".equals(String.valueOf(header.get("clean")));
     }
+    if (clean && fileKey == null && readable >= recorded) {
+      CleanMarkRepair.checkedWhole(file, recorded);
+    }
     if (readable < recorded) {
-      boolean whole = clean && fileKey == null && recoveryReaches(file, recorded);
-      if (whole && repairHeader && dropCleanMark(file, recorded)) {
+      boolean whole = clean && fileKey == null
+          && CleanMarkRepair.recoveryReaches(file, recorded);
+      if (whole && repairHeader && CleanMarkRepair.mendBeforeOpen(file, recorded)) {
         return false;
       }
       throw new OutboxStorageException("cannot open database file " + file + ": "
@@ -139,63 +142,6 @@ public final class FileCheck {
               + "\"A clean close that H2 compacts\")" : RECOVERY));
     }
     return false;
-  }
-
-  /** Whether H2's recovery, read-only, reads {@code file} at exactly {@code version}. */
-  private static boolean recoveryReaches(Path file, long version) {
-    try {
-      return readOnlyVersion(file, true) == version;
-    } catch (RuntimeException e) {
-      LOG.warn("Could not check whether H2 reads all of {} when opened as after a crash: {}",
-          file, e.toString());
-      return false;
-    }
-  }
-
-  /**
-   * A file H2 closed cleanly whose newest state H2 then does not open, although its recovery reads
-   * it whole: H2's open of a clean file demands every one of the newest chunks its chunk layout
-   * lists, and H2's own close (retention time 0) can leave a dead chunk listed whose blocks the
-   * last chunk took. Opened as after a process kill, where a listed chunk holding no live page may
-   * be missing, H2 reads the newest version. So the clean mark is dropped from the header; if
-   * H2's ordinary open then does not reach the {@code recorded} version, the header is put back
-   * as it was.
-   *
-   * @return true when H2 now opens the file at {@code recorded}
-   */
-  private static boolean dropCleanMark(Path file, long recorded) {
-    try {
-      byte[] original = StoreHeaderRepair.dropCleanMark(file, recorded);
-      if (original == null) {
-        return false;
-      }
-      if (readOnlyVersion(file, false) == recorded) {
-        LOG.warn("Repaired before opening: H2 closed {} cleanly at version {} but would have "
-            + "opened it at an older one; read as after a crash it is whole, so the clean mark "
-            + "was dropped from its store header and H2 opens version {}", file, recorded,
-            recorded);
-        return true;
-      }
-      if (!StoreHeaderRepair.putBack(file, original)) {
-        LOG.warn("Could not put back the store header of {}: another process opened it", file);
-      }
-      return false;
-    } catch (IOException | RuntimeException e) {
-      LOG.warn("Could not drop the clean mark from the store header of {}: {}", file,
-          e.toString());
-      return false;
-    }
-  }
-
-  /** The version H2 opens {@code file} at, read-only; in its recovery mode when asked. */
-  private static long readOnlyVersion(Path file, boolean recoveryMode) {
-    MVStore.Builder builder = new MVStore.Builder().fileName(file.toString()).readOnly();
-    if (recoveryMode) {
-      builder.recoveryMode();
-    }
-    try (MVStore store = builder.open()) {
-      return store.getCurrentVersion();
-    }
   }
 
   /**

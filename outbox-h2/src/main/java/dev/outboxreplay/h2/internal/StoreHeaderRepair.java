@@ -42,7 +42,8 @@ import org.h2.mvstore.DataUtils;
  * <p>It runs at two moments: {@link FileCheck} before the library's first open of a file no
  * process holds, and {@link RecoveringFileSystem} each time H2 takes the file's exclusive lock,
  * which includes a process taking the file over inside {@code getConnection} after the one
- * serving it was killed.
+ * serving it was killed or closed it. At the second, a cleanly closed file is handed to {@link
+ * CleanMarkRepair}.
  */
 public final class StoreHeaderRepair {
   private static final org.slf4j.Logger LOG =
@@ -74,7 +75,7 @@ public final class StoreHeaderRepair {
    * logged as {@link #repairLogged} is.
    */
   static void repairLockedLogged(FileChannel channel, Path file) {
-    logged(file, "as H2 took the file over", () -> repair(channel, file));
+    logged(file, "as H2 took the file over", () -> repair(channel, file, true));
   }
 
   /** One look at the file: what it changed, for the log, or null. */
@@ -110,12 +111,18 @@ public final class StoreHeaderRepair {
         return null; // another process has it open: it is past recovery
       }
       try (lock) {
-        return repair(channel, file);
+        return repair(channel, file, false);
       }
     }
   }
 
-  private static String repair(FileChannel channel, Path file) throws IOException {
+  /**
+   * The repair, through {@code channel} under an exclusive lock the caller holds; with {@code
+   * mendCleanlyClosed}, a cleanly closed file goes to {@link CleanMarkRepair#mendLocked} (under
+   * H2's lock; before the library's first open, {@link FileCheck} looks at such a file itself).
+   */
+  private static String repair(FileChannel channel, Path file, boolean mendCleanlyClosed)
+      throws IOException {
     long blocks = channel.size() / BLOCK;
     if (blocks < 3) {
       return null;
@@ -129,7 +136,9 @@ public final class StoreHeaderRepair {
     boolean agree = first != null && second != null
         && hex(first.get("version")) == hex(second.get("version"));
     if (agree && hex(header.getOrDefault("clean", "0")) != 0) {
-      return null; // closed cleanly: the header names the last chunk
+      // closed cleanly: the header names the last chunk, but H2 may not open it (CleanMarkRepair)
+      return mendCleanlyClosed
+          ? CleanMarkRepair.mendLocked(channel, file, hex(header.get("version"))) : null;
     }
     long headerVersion = hex(header.get("version"));
     long headerBlock = hex(header.getOrDefault("block", "0"));
@@ -200,61 +209,44 @@ public final class StoreHeaderRepair {
         + ") was written after it; the header now names it, so the commits up to it are recovered";
   }
 
-  /**
-   * Drops the clean-shutdown mark from the store header of {@code file}, a plain file no process
-   * has open, when the header still records {@code version}; holds an exclusive lock on the file
-   * meanwhile. Without the mark, H2's open checks the chunks as after a process kill, where a
-   * chunk that holds no live page may be missing; a clean header makes H2 demand every one of the
-   * newest chunks its layout lists, and fall back to an older state when a dead one was
-   * overwritten ({@link FileCheck} decides when to drop it). Nothing else in the file changes.
-   *
-   * @return both header blocks as they were, for {@link #putBack}, or null when nothing was
-   *     written (the file is in use, or its header is no longer clean at {@code version})
-   * @throws IOException when the file cannot be read or the header cannot be written
-   */
-  static byte[] dropCleanMark(Path file, long version) throws IOException {
-    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ,
-        StandardOpenOption.WRITE); FileLock lock = tryLock(channel)) {
-      if (lock == null) {
-        return null;
-      }
-      byte[] original = read(channel, 0, 2 * BLOCK);
-      Map<String, String> first = checksummed(read(channel, 0, BLOCK));
-      Map<String, String> second = checksummed(read(channel, BLOCK, BLOCK));
-      if (first == null || second == null || !first.equals(second)
-          || hex(first.getOrDefault("clean", "0")) == 0
-          || hex(first.getOrDefault("version", "0")) != version) {
-        return null;
-      }
-      HashMap<String, String> unclean = new HashMap<>(first);
-      unclean.remove("clean");
-      writeHeader(channel, unclean);
-      return original;
-    }
+  /** Both store header blocks of the file, as they are. */
+  static byte[] headerBlocks(FileChannel channel) throws IOException {
+    return read(channel, 0, 2 * BLOCK);
   }
 
   /**
-   * Writes back the header blocks {@link #dropCleanMark} returned, under an exclusive lock.
+   * Writes the store header without its clean-shutdown mark, through {@code channel} on which the
+   * caller holds the exclusive lock, when both copies agree, are clean and record {@code version}.
+   * Without the mark, H2's open checks the chunks as after a process kill ({@link
+   * CleanMarkRepair}). Nothing else in the file changes.
    *
-   * @return false when the file is in use, so nothing was written
-   * @throws IOException when the file cannot be written
+   * @return false when nothing was written
    */
-  static boolean putBack(Path file, byte[] headerBlocks) throws IOException {
-    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ,
-        StandardOpenOption.WRITE); FileLock lock = tryLock(channel)) {
-      if (lock == null) {
-        return false;
-      }
-      ByteBuffer out = ByteBuffer.wrap(headerBlocks);
-      while (out.hasRemaining()) {
-        channel.write(out, out.position());
-      }
-      channel.force(true);
-      return true;
+  static boolean writeWithoutCleanMark(FileChannel channel, long version) throws IOException {
+    Map<String, String> first = checksummed(read(channel, 0, BLOCK));
+    Map<String, String> second = checksummed(read(channel, BLOCK, BLOCK));
+    if (first == null || second == null || !first.equals(second)
+        || hex(first.getOrDefault("clean", "0")) == 0
+        || hex(first.getOrDefault("version", "0")) != version) {
+      return false;
     }
+    HashMap<String, String> unclean = new HashMap<>(first);
+    unclean.remove("clean");
+    writeHeader(channel, unclean);
+    return true;
   }
 
-  private static FileLock tryLock(FileChannel channel) throws IOException {
+  /** Writes back blocks {@link #headerBlocks} returned, and syncs. */
+  static void writeHeaderBlocks(FileChannel channel, byte[] blocks) throws IOException {
+    ByteBuffer out = ByteBuffer.wrap(blocks);
+    while (out.hasRemaining()) {
+      channel.write(out, out.position());
+    }
+    channel.force(true);
+  }
+
+  /** An exclusive lock on the whole file, or null when this or another process holds one. */
+  static FileLock tryLock(FileChannel channel) throws IOException {
     try {
       return channel.tryLock();
     } catch (OverlappingFileLockException e) {

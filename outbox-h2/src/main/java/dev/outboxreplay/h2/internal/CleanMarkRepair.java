@@ -1,0 +1,151 @@
+package dev.outboxreplay.h2.internal;
+
+import java.io.IOException;
+import java.nio.channels.FileChannel;
+import java.nio.channels.FileLock;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.concurrent.ConcurrentHashMap;
+import org.h2.mvstore.MVStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Files H2 closed cleanly and would then open at an older version, although its recovery reads
+ * them whole (docs/operations.md, "A clean close that H2 compacts").
+ *
+ * <p>Read in H2 2.5's {@code RandomAccessStore.readStoreHeader}: for a store header with the clean
+ * mark, H2 demands every one of the newest chunks its chunk layout lists, and settles on an older
+ * chunk, without an error, when one is missing. H2's own close (retention time 0) can leave a
+ * dead chunk listed whose blocks the last chunk took. For a header without the mark, as after a
+ * process kill, H2 lets a listed chunk that holds no live page be missing, and reads the newest
+ * version. So when H2's recovery, read-only, reaches exactly the version the clean header
+ * records and H2's ordinary open does not, the clean mark is dropped from the header; if H2's
+ * ordinary open still does not reach that version, the header is put back as it was. Nothing
+ * else in the file is written.
+ *
+ * <p>It runs at two moments: {@link FileCheck} before the library's first open of a file no
+ * process holds ({@link #mendBeforeOpen}), and {@link StoreHeaderRepair} under H2's own lock each
+ * time H2 takes a cleanly closed file over ({@link #mendLocked}), which includes a process that
+ * reached the file through another process's server opening it itself after that process closed
+ * it. H2's views of the file come from its own read-only store, reading through {@link
+ * PeekFileSystem}, so that no lock of this process on the file is given up meanwhile.
+ */
+final class CleanMarkRepair {
+  private static final Logger LOG = LoggerFactory.getLogger(CleanMarkRepair.class);
+  /**
+   * Clean headers {@link FileCheck} just found H2 opens whole, by file and version: the look under
+   * H2's lock that follows is then skipped, so an open pays for one look, not two.
+   */
+  private static final ConcurrentHashMap<Path, Long> CHECKED_WHOLE = new ConcurrentHashMap<>();
+
+  private CleanMarkRepair() {}
+
+  /** Records that H2 opens {@code file}, cleanly closed at {@code version}, at that version. */
+  static void checkedWhole(Path file, long version) {
+    CHECKED_WHOLE.put(key(file), version);
+  }
+
+  /** Whether H2's recovery, read-only, reads {@code file} at exactly {@code version}. */
+  static boolean recoveryReaches(Path file, long version) {
+    try {
+      return versionH2Opens(file, true) == version;
+    } catch (RuntimeException e) {
+      LOG.warn("Could not check whether H2 reads all of {} when opened as after a crash: {}",
+          file, e.toString());
+      return false;
+    }
+  }
+
+  /**
+   * Drops the clean mark from the header of {@code file}, which no process has open, holding an
+   * exclusive lock on it meanwhile, when H2 then opens it at {@code recorded}.
+   *
+   * @return true when H2 now opens the file at {@code recorded}; false when it is in use or H2
+   *     still would not (the header is then as it was)
+   */
+  static boolean mendBeforeOpen(Path file, long recorded) {
+    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ,
+        StandardOpenOption.WRITE); FileLock lock = StoreHeaderRepair.tryLock(channel)) {
+      if (lock == null) {
+        return false;
+      }
+      boolean mended = PeekFileSystem.readThrough(file, channel,
+          () -> mend(channel, file, recorded));
+      if (mended) {
+        LOG.warn("Repaired before opening: H2 closed {} cleanly at version {} but would have "
+            + "opened it at an older one; read as after a crash it is whole, so the clean mark "
+            + "was dropped from its store header and H2 opens version {}", file, recorded,
+            recorded);
+      }
+      return mended;
+    } catch (IOException | RuntimeException e) {
+      LOG.warn("Could not drop the clean mark from the store header of {}: {}", file,
+          e.toString());
+      return false;
+    }
+  }
+
+  /**
+   * Under the exclusive lock H2 has just taken on {@code channel}, before it reads: mends a
+   * cleanly closed file, as {@link #mendBeforeOpen} does, unless {@link FileCheck} just found
+   * that H2 opens it whole.
+   *
+   * @return what was changed, for the log, or null
+   * @throws IOException when the file cannot be read or written
+   */
+  static String mendLocked(FileChannel channel, Path file, long recorded) throws IOException {
+    Long checked = CHECKED_WHOLE.remove(key(file));
+    if (checked != null && checked == recorded) {
+      return null;
+    }
+    return PeekFileSystem.readThrough(file, channel, () -> {
+      long readable = versionH2Opens(file, false);
+      if (readable >= recorded) {
+        return null;
+      }
+      if (versionH2Opens(file, true) == recorded && mend(channel, file, recorded)) {
+        return "H2 closed " + file + " cleanly at version " + recorded + " but would have "
+            + "opened it at version " + readable + "; read as after a crash it is whole, so the "
+            + "clean mark was dropped from its store header and H2 opens version " + recorded;
+      }
+      LOG.warn("H2 opens {} at version {}, older than version {} its clean store header "
+          + "records, and its recovery does not read that version either: recent commits are "
+          + "lost; see docs/operations.md, \"A damaged file\"", file, readable, recorded);
+      return null;
+    });
+  }
+
+  /** Drops the clean mark through {@code channel}, and puts it back unless H2 then reads it. */
+  private static boolean mend(FileChannel channel, Path file, long recorded) throws IOException {
+    byte[] original = StoreHeaderRepair.headerBlocks(channel);
+    if (!StoreHeaderRepair.writeWithoutCleanMark(channel, recorded)) {
+      return false;
+    }
+    if (versionH2Opens(file, false) == recorded) {
+      return true;
+    }
+    StoreHeaderRepair.writeHeaderBlocks(channel, original);
+    return false;
+  }
+
+  /**
+   * The version H2's read-only store opens {@code file} at, in its recovery mode when asked,
+   * reading through {@link PeekFileSystem}.
+   */
+  static long versionH2Opens(Path file, boolean recoveryMode) {
+    PeekFileSystem.register();
+    MVStore.Builder builder = new MVStore.Builder()
+        .fileName(PeekFileSystem.SCHEME + ":" + file.toAbsolutePath()).readOnly();
+    if (recoveryMode) {
+      builder.recoveryMode();
+    }
+    try (MVStore store = builder.open()) {
+      return store.getCurrentVersion();
+    }
+  }
+
+  private static Path key(Path file) {
+    return file.toAbsolutePath().normalize();
+  }
+}
