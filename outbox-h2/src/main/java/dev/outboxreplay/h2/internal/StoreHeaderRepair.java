@@ -264,15 +264,10 @@ public final class StoreHeaderRepair {
     DataUtils.appendMap(text, "fletcher", DataUtils.getFletcher32(body, 0, body.length));
     text.append('\n');
     byte[] bytes = text.toString().getBytes(StandardCharsets.ISO_8859_1);
-    ByteBuffer out = ByteBuffer.allocate(2 * BLOCK);
-    out.put(bytes);
-    out.position(BLOCK);
-    out.put(bytes);
-    out.rewind();
-    while (out.hasRemaining()) {
-      channel.write(out, out.position());
-    }
-    channel.force(true);
+    byte[] blocks = new byte[2 * BLOCK];
+    System.arraycopy(bytes, 0, blocks, 0, bytes.length);
+    System.arraycopy(bytes, 0, blocks, BLOCK, bytes.length);
+    writeHeaderBlocks(channel, blocks);
   }
 
   /** The last chunk of the chain of {@code next} predictions from {@code from}, as H2 takes it. */
