@@ -59,12 +59,13 @@ final class CleanMarkRepair {
 
   /**
    * Drops the clean mark from the header of {@code file}, which no process has open, holding an
-   * exclusive lock on it meanwhile, when H2 then opens it at {@code recorded}.
+   * exclusive lock on it meanwhile, when H2 then opens it at {@code recorded} rather than at
+   * {@code readable}.
    *
    * @return true when H2 now opens the file at {@code recorded}; false when it is in use or H2
    *     still would not (the header is then as it was)
    */
-  static boolean mendBeforeOpen(Path file, long recorded) {
+  static boolean mendBeforeOpen(Path file, long recorded, long readable) {
     try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ,
         StandardOpenOption.WRITE); FileLock lock = StoreHeaderRepair.tryLock(channel)) {
       if (lock == null) {
@@ -73,10 +74,7 @@ final class CleanMarkRepair {
       boolean mended = PeekFileSystem.readThrough(file, channel,
           () -> mend(channel, file, recorded));
       if (mended) {
-        LOG.warn("Repaired before opening: H2 closed {} cleanly at version {} but would have "
-            + "opened it at an older one; read as after a crash it is whole, so the clean mark "
-            + "was dropped from its store header and H2 opens version {}", file, recorded,
-            recorded);
+        LOG.warn("Repaired before opening: {}", mended(file, recorded, readable));
       }
       return mended;
     } catch (IOException | RuntimeException e) {
@@ -105,15 +103,20 @@ final class CleanMarkRepair {
         return null;
       }
       if (versionH2Opens(file, true) == recorded && mend(channel, file, recorded)) {
-        return "H2 closed " + file + " cleanly at version " + recorded + " but would have "
-            + "opened it at version " + readable + "; read as after a crash it is whole, so the "
-            + "clean mark was dropped from its store header and H2 opens version " + recorded;
+        return mended(file, recorded, readable);
       }
       LOG.warn("H2 opens {} at version {}, older than version {} its clean store header "
           + "records, and its recovery does not read that version either: recent commits are "
           + "lost; see docs/operations.md, \"A damaged file\"", file, readable, recorded);
       return null;
     });
+  }
+
+  /** What a mend changed, for the log. */
+  private static String mended(Path file, long recorded, long readable) {
+    return "H2 closed " + file + " cleanly at version " + recorded + " but would have opened it "
+        + "at version " + readable + "; read as after a crash it is whole, so the clean mark was "
+        + "dropped from its store header and H2 opens version " + recorded;
   }
 
   /** Drops the clean mark through {@code channel}, and puts it back unless H2 then reads it. */

@@ -123,25 +123,26 @@ public final class FileCheck {
       readable = store.getCurrentVersion();
       clean = header.get("clean") != null && !"0".equals(String.valueOf(header.get("clean")));
     }
-    if (clean && fileKey == null && readable >= recorded) {
-      CleanMarkRepair.checkedWhole(file, recorded);
-    }
-    if (readable < recorded) {
-      boolean whole = clean && fileKey == null
-          && CleanMarkRepair.recoveryReaches(file, recorded);
-      if (whole && repairHeader && CleanMarkRepair.mendBeforeOpen(file, recorded)) {
-        return false;
+    // an encrypted file's header is not readable through a plain channel: never mended
+    boolean mendable = clean && fileKey == null;
+    if (readable >= recorded) {
+      if (mendable && repairHeader) {
+        CleanMarkRepair.checkedWhole(file, recorded); // its open need not look again under lock
       }
-      throw new OutboxStorageException("cannot open database file " + file + ": "
-          + (whole ? "" : "it is damaged: ") + "H2 can read only version " + readable
-          + " of it, older than version " + recorded + " that its store header records"
-          + (readable == 0 ? " (it would open as an empty database)"
-              : " (recent commits would be lost)") + "; " + (whole ? "H2 closed it cleanly, "
-              + "and read as after a crash it is whole: opening it once for writing (not "
-              + "read-only) drops the clean mark from its store header (docs/operations.md, "
-              + "\"A clean close that H2 compacts\")" : RECOVERY));
+      return false;
     }
-    return false;
+    boolean whole = mendable && CleanMarkRepair.recoveryReaches(file, recorded);
+    if (whole && repairHeader && CleanMarkRepair.mendBeforeOpen(file, recorded, readable)) {
+      return false;
+    }
+    throw new OutboxStorageException("cannot open database file " + file + ": "
+        + (whole ? "" : "it is damaged: ") + "H2 can read only version " + readable
+        + " of it, older than version " + recorded + " that its store header records"
+        + (readable == 0 ? " (it would open as an empty database)"
+            : " (recent commits would be lost)") + "; " + (whole ? "H2 closed it cleanly, "
+            + "and read as after a crash it is whole: opening it once for writing (not "
+            + "read-only) drops the clean mark from its store header (docs/operations.md, "
+            + "\"A clean close that H2 compacts\")" : RECOVERY));
   }
 
   /**
