@@ -71,6 +71,8 @@ public final class H2Database implements AutoCloseable {
       new java.util.concurrent.atomic.AtomicBoolean();
   private final Durability durability;
   private final boolean readOnly;
+  /** Whether the file is opened with an encryption key (by this class's pool). */
+  private final boolean encrypted;
   /** Whether other processes may reach the file through this one (H2's auto-server). */
   private final boolean multiProcess;
   /** The pool this class opened and closes; null for an application's own data source. */
@@ -89,6 +91,7 @@ public final class H2Database implements AutoCloseable {
   private H2Database(Builder builder) {
     this.durability = builder.durability;
     this.readOnly = builder.readOnly;
+    this.encrypted = builder.encryptionKey != null && builder.applicationDataSource == null;
     this.multiProcess = builder.multiProcess;
     if (builder.applicationDataSource != null) {
       this.pool = null;
@@ -124,7 +127,7 @@ public final class H2Database implements AutoCloseable {
     boolean readOnlyFile = readOnly && !inUse;
     // registered before H2 opens it: from here on no check in this JVM opens (and, closing it,
     // unlocks) a channel of its own on the file
-    FileCheck.openedHere(dataFile(file));
+    FileCheck.openedHere(dataFile(file), builder.encryptionKey);
     // not while another H2Database of this JVM has the file: its writes are not ours to undo
     OpenJournal journal =
         existed && !readOnly && !inUse ? OpenJournal.begin(dataFile(file)) : null;
@@ -136,7 +139,7 @@ public final class H2Database implements AutoCloseable {
       if (journal != null) {
         journal.undoAfter(e);
       }
-      FileCheck.closedHere(dataFile(file));
+      FileCheck.closedHere(dataFile(file), encrypted);
       throw e;
     } finally {
       if (journal != null) {
@@ -158,7 +161,7 @@ public final class H2Database implements AutoCloseable {
       s.execute("SET WRITE_DELAY 0");
     } catch (SQLException e) {
       pool.close();
-      FileCheck.closedHere(dataFile(file));
+      FileCheck.closedHere(dataFile(file), encrypted);
       throw H2Errors.onOpen(dataFile(file), e);
     }
     this.compaction = !builder.compaction ? null
@@ -332,7 +335,7 @@ public final class H2Database implements AutoCloseable {
     }
     if (pool != null) {
       pool.close(); // an application's own data source stays open: it is the application's
-      FileCheck.closedHere(dataFile(file));
+      FileCheck.closedHere(dataFile(file), encrypted);
     }
   }
 

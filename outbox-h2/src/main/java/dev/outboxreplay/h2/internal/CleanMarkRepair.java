@@ -29,7 +29,9 @@ import org.slf4j.LoggerFactory;
  * time H2 takes a cleanly closed file over ({@link #mendLocked}), which includes a process that
  * reached the file through another process's server opening it itself after that process closed
  * it. H2's views of the file come from its own read-only store, reading through {@link
- * PeekFileSystem}, so that no lock of this process on the file is given up meanwhile.
+ * PeekFileSystem}, so that no lock of this process on the file is given up meanwhile. An
+ * encrypted file is read by that store with its key, and its header written through H2's
+ * decrypting view of it ({@link FileKey}).
  */
 final class CleanMarkRepair {
   private static final Logger LOG = LoggerFactory.getLogger(CleanMarkRepair.class);
@@ -46,10 +48,13 @@ final class CleanMarkRepair {
     CHECKED_WHOLE.put(key(file), version);
   }
 
-  /** Whether H2's recovery, read-only, reads {@code file} at exactly {@code version}. */
-  static boolean recoveryReaches(Path file, long version) {
+  /**
+   * Whether H2's recovery, read-only, reads {@code file} (encrypted with {@code key}, or plain
+   * when it is null) at exactly {@code version}.
+   */
+  static boolean recoveryReaches(Path file, FileKey key, long version) {
     try {
-      return versionH2Opens(file, true) == version;
+      return versionH2Opens(file, key, true) == version;
     } catch (RuntimeException e) {
       LOG.warn("Could not check whether H2 reads all of {} when opened as after a crash: {}",
           file, e.toString());
@@ -65,14 +70,14 @@ final class CleanMarkRepair {
    * @return true when H2 now opens the file at {@code recorded}; false when it is in use or H2
    *     still would not (the header is then as it was)
    */
-  static boolean mendBeforeOpen(Path file, long recorded, long readable) {
+  static boolean mendBeforeOpen(Path file, FileKey key, long recorded, long readable) {
     try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ,
         StandardOpenOption.WRITE); FileLock lock = StoreHeaderRepair.tryLock(channel)) {
       if (lock == null) {
         return false;
       }
       boolean mended = PeekFileSystem.readThrough(file, channel,
-          () -> mend(channel, file, recorded));
+          () -> mend(channel, file, key, recorded));
       if (mended) {
         LOG.warn("Repaired before opening: {}", mended(file, recorded, readable));
       }
@@ -85,24 +90,25 @@ final class CleanMarkRepair {
   }
 
   /**
-   * Under the exclusive lock H2 has just taken on {@code channel}, before it reads: mends a
-   * cleanly closed file, as {@link #mendBeforeOpen} does, unless {@link FileCheck} just found
-   * that H2 opens it whole.
+   * Under the exclusive lock H2 has just taken on {@code channel} (the file's bytes), before it
+   * reads: mends a cleanly closed file, as {@link #mendBeforeOpen} does, unless {@link FileCheck}
+   * just found that H2 opens it whole.
    *
    * @return what was changed, for the log, or null
    * @throws IOException when the file cannot be read or written
    */
-  static String mendLocked(FileChannel channel, Path file, long recorded) throws IOException {
+  static String mendLocked(FileChannel channel, Path file, FileKey key, long recorded)
+      throws IOException {
     Long checked = CHECKED_WHOLE.remove(key(file));
     if (checked != null && checked == recorded) {
       return null;
     }
     return PeekFileSystem.readThrough(file, channel, () -> {
-      long readable = versionH2Opens(file, false);
+      long readable = versionH2Opens(file, key, false);
       if (readable >= recorded) {
         return null;
       }
-      if (versionH2Opens(file, true) == recorded && mend(channel, file, recorded)) {
+      if (versionH2Opens(file, key, true) == recorded && mend(channel, file, key, recorded)) {
         return mended(file, recorded, readable);
       }
       LOG.warn("H2 opens {} at version {}, older than version {} its clean store header "
@@ -119,13 +125,18 @@ final class CleanMarkRepair {
         + "dropped from its store header and H2 opens version " + recorded;
   }
 
-  /** Drops the clean mark through {@code channel}, and puts it back unless H2 then reads it. */
-  private static boolean mend(FileChannel channel, Path file, long recorded) throws IOException {
+  /**
+   * Drops the clean mark through {@code raw} (the file's bytes, lent to {@link PeekFileSystem}),
+   * and puts it back unless H2 then reads the file at {@code recorded}.
+   */
+  private static boolean mend(FileChannel raw, Path file, FileKey key, long recorded)
+      throws IOException {
+    FileChannel channel = FileKey.view(key, raw, file);
     byte[] original = StoreHeaderRepair.headerBlocks(channel);
     if (!StoreHeaderRepair.writeWithoutCleanMark(channel, recorded)) {
       return false;
     }
-    if (versionH2Opens(file, false) == recorded) {
+    if (versionH2Opens(file, key, false) == recorded) {
       return true;
     }
     StoreHeaderRepair.writeHeaderBlocks(channel, original);
@@ -133,13 +144,13 @@ final class CleanMarkRepair {
   }
 
   /**
-   * The version H2's read-only store opens {@code file} at, in its recovery mode when asked,
-   * reading through {@link PeekFileSystem}.
+   * The version H2's read-only store opens {@code file} (encrypted with {@code key}, or plain when
+   * it is null) at, in its recovery mode when asked, reading through {@link PeekFileSystem}.
    */
-  static long versionH2Opens(Path file, boolean recoveryMode) {
+  static long versionH2Opens(Path file, FileKey key, boolean recoveryMode) {
     PeekFileSystem.register();
-    MVStore.Builder builder = new MVStore.Builder()
-        .fileName(PeekFileSystem.SCHEME + ":" + file.toAbsolutePath()).readOnly();
+    MVStore.Builder builder = FileKey.apply(key, new MVStore.Builder()
+        .fileName(PeekFileSystem.SCHEME + ":" + file.toAbsolutePath()).readOnly());
     if (recoveryMode) {
       builder.recoveryMode();
     }

@@ -12,7 +12,6 @@ import java.util.Map;
 import org.h2.mvstore.DataUtils;
 import org.h2.mvstore.MVStore;
 import org.h2.mvstore.MVStoreException;
-import org.h2.store.fs.encrypt.FilePathEncrypt;
 
 /**
  * Looks at an existing database file, read-only, before H2 opens it for writing. H2 opens a file
@@ -33,8 +32,8 @@ import org.h2.store.fs.encrypt.FilePathEncrypt;
  *       CleanMarkRepair}).
  * </ul>
  *
- * Before that check, a plain file opened for writing whose store header lags behind its last
- * commits gets a header that leads to them ({@link StoreHeaderRepair}): H2's recovery would
+ * Before that check, a file opened for writing whose store header lags behind its last commits
+ * gets a header that leads to them ({@link StoreHeaderRepair}): H2's recovery would
  * otherwise drop commits that had returned.
  *
  * <p>A file another process (or this one) has open is not checked here: whoever opened it first
@@ -55,7 +54,16 @@ public final class FileCheck {
 
   /** Records that this JVM opened {@code file}; {@link #inUse} is then true without a look. */
   public static void openedHere(Path file) {
+    openedHere(file, null);
+  }
+
+  /**
+   * {@link #openedHere(Path)} for a file encrypted with {@code fileKey} (null: plain), whose key
+   * the look under H2's lock then reads it with ({@link FileKey#registered}).
+   */
+  public static void openedHere(Path file, char[] fileKey) {
     OPEN_HERE.merge(file.toAbsolutePath().normalize(), 1, Integer::sum);
+    FileKey.opened(file, FileKey.of(fileKey));
   }
 
   /** How many {@code H2Database}s of this JVM have {@code file} open now. */
@@ -63,9 +71,17 @@ public final class FileCheck {
     return OPEN_HERE.getOrDefault(file.toAbsolutePath().normalize(), 0);
   }
 
-  /** Undoes one {@link #openedHere}. */
+  /** Undoes one {@link #openedHere(Path)}. */
   public static void closedHere(Path file) {
+    closedHere(file, false);
+  }
+
+  /** Undoes one {@link #openedHere(Path, char[])}, {@code encrypted} when it was given a key. */
+  public static void closedHere(Path file, boolean encrypted) {
     OPEN_HERE.computeIfPresent(file.toAbsolutePath().normalize(), (f, n) -> n == 1 ? null : n - 1);
+    if (encrypted) {
+      FileKey.closed(file);
+    }
   }
 
   /**
@@ -92,16 +108,14 @@ public final class FileCheck {
     if (inUse(file)) {
       return true;
     }
-    if (repairHeader && fileKey == null) {
-      StoreHeaderRepair.repairLogged(file, "before opening");
+    FileKey key = FileKey.of(fileKey);
+    if (repairHeader) {
+      StoreHeaderRepair.repairLogged(file, key, "before opening");
     }
     MVStore store;
     try {
-      MVStore.Builder builder = new MVStore.Builder().fileName(file.toString()).readOnly();
-      if (fileKey != null) {
-        builder.encryptionKey(storeKey(fileKey));
-      }
-      store = builder.open();
+      store = FileKey.apply(key, new MVStore.Builder().fileName(file.toString()).readOnly())
+          .open();
     } catch (MVStoreException e) {
       if (e.getErrorCode() == DataUtils.ERROR_FILE_LOCKED) {
         return true; // opened by another process between our look and H2's
@@ -123,16 +137,14 @@ public final class FileCheck {
       readable = store.getCurrentVersion();
       clean = header.get("clean") != null && !"0".equals(String.valueOf(header.get("clean")));
     }
-    // an encrypted file's header is not readable through a plain channel: never mended
-    boolean mendable = clean && fileKey == null;
     if (readable >= recorded) {
-      if (mendable && repairHeader) {
+      if (clean && repairHeader) {
         CleanMarkRepair.checkedWhole(file, recorded); // its open need not look again under lock
       }
       return false;
     }
-    boolean whole = mendable && CleanMarkRepair.recoveryReaches(file, recorded);
-    if (whole && repairHeader && CleanMarkRepair.mendBeforeOpen(file, recorded, readable)) {
+    boolean whole = clean && CleanMarkRepair.recoveryReaches(file, key, recorded);
+    if (whole && repairHeader && CleanMarkRepair.mendBeforeOpen(file, key, recorded, readable)) {
       return false;
     }
     throw new OutboxStorageException("cannot open database file " + file + ": "
@@ -143,21 +155,6 @@ public final class FileCheck {
             + "and read as after a crash it is whole: opening it once for writing (not "
             + "read-only) drops the clean mark from its store header (docs/operations.md, "
             + "\"A clean close that H2 compacts\")" : RECOVERY));
-  }
-
-  /**
-   * The key H2 gives its store for a file opened with {@code CIPHER=AES} and file password
-   * {@code fileKey}: the password's UTF-16 bytes ({@code FilePathEncrypt.getPasswordBytes}),
-   * decoded back as {@code org.h2.mvstore.db.Store.decodePassword} does.
-   */
-  private static char[] storeKey(char[] fileKey) {
-    byte[] bytes = FilePathEncrypt.getPasswordBytes(fileKey);
-    char[] key = new char[bytes.length / 2];
-    for (int i = 0; i < key.length; i++) {
-      key[i] = (char) (((bytes[i + i] & 255) << 16) | (bytes[i + i + 1] & 255));
-    }
-    java.util.Arrays.fill(bytes, (byte) 0);
-    return key;
   }
 
   /**

@@ -24,9 +24,9 @@ import org.slf4j.LoggerFactory;
  * replace (a copy of what stood there before the open; what lies beyond the file's length at
  * the start is given back by truncation). {@link #undo} puts them back.
  *
- * <p>Only writes through the library's channel are journaled: not those to an encrypted file
- * (H2's own file system; its journal stays empty, so nothing is undone), nor the header repair
- * that {@link StoreHeaderRepair} makes under H2's lock. Thread-safe.
+ * <p>Only writes through the library's channel are journaled, an encrypted file's included
+ * (its encrypted bytes are put back as they were); not the header repair that {@link
+ * StoreHeaderRepair} makes under H2's lock. Thread-safe.
  */
 public final class OpenJournal implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(OpenJournal.class);

@@ -126,10 +126,11 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
 
   private String jdbcUrl() {
     RecoveringFileSystem.register();
-    // a plain file goes through RecoveringFileSystem: the header repair runs again under H2's
-    // own lock when H2 itself takes the file over inside getConnection
+    // through RecoveringFileSystem: the header repair runs again under H2's own lock when H2
+    // itself takes the file over inside getConnection (an encrypted file with the key
+    // FileCheck.openedHere registered), and a failed open's writes are journaled (OpenJournal)
     StringBuilder url = new StringBuilder("jdbc:h2:")
-        .append(encryptionKey == null ? RecoveringFileSystem.SCHEME : "file").append(':')
+        .append(RecoveringFileSystem.SCHEME).append(':')
         .append(file)
         .append(";WRITE_DELAY=0")
         // no compaction inside H2's close: H2 runs it at retention time 0 whatever the

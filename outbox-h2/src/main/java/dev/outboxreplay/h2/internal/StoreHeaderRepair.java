@@ -37,7 +37,8 @@ import org.h2.mvstore.DataUtils;
  * write that would have named it, or a header that names a chunk whose successor was written
  * where it predicted. H2's own recovery then checks, as always, that every chunk the newest
  * state refers to is present, falling back to an older state if not. Nothing else in the
- * file is touched. Encrypted files are not looked at (their blocks are not readable here).
+ * file is touched. An encrypted file is read and written through H2's decrypting view of it,
+ * with the key it is opened with ({@link FileKey}).
  *
  * <p>It runs at two moments: {@link FileCheck} before the library's first open of a file no
  * process holds, and {@link RecoveringFileSystem} each time H2 takes the file's exclusive lock,
@@ -62,20 +63,22 @@ public final class StoreHeaderRepair {
   private StoreHeaderRepair() {}
 
   /**
-   * Repairs {@code file} as {@link #repairIfBehind} does, logging a change as a warning; a
-   * failure to look is logged and left to H2, never thrown.
+   * Repairs {@code file} as {@link #repairIfBehind(Path, FileKey)} does, logging a change as a
+   * warning; a failure to look is logged and left to H2, never thrown.
    */
-  public static void repairLogged(Path file, String when) {
-    logged(file, when, () -> repairIfBehind(file));
+  static void repairLogged(Path file, FileKey key, String when) {
+    logged(file, when, () -> repairIfBehind(file, key));
   }
 
   /**
    * Repairs {@code file} through {@code channel}, on which the caller (H2, through {@link
    * RecoveringFileSystem}) has just taken the exclusive lock and from which it has not read yet;
-   * logged as {@link #repairLogged} is.
+   * logged as {@link #repairLogged} is. An encrypted file is read with the key an {@code
+   * H2Database} of this JVM opens it with ({@link FileKey#registered}).
    */
   static void repairLockedLogged(FileChannel channel, Path file) {
-    logged(file, "as H2 took the file over", () -> repair(channel, file, true));
+    logged(file, "as H2 took the file over",
+        () -> repair(channel, file, FileKey.registered(file), true));
   }
 
   /** One look at the file: what it changed, for the log, or null. */
@@ -104,6 +107,11 @@ public final class StoreHeaderRepair {
    * @throws IOException when the file cannot be read or the header cannot be written
    */
   public static String repairIfBehind(Path file) throws IOException {
+    return repairIfBehind(file, null);
+  }
+
+  /** {@link #repairIfBehind(Path)} for a file encrypted with {@code key} (null: plain). */
+  static String repairIfBehind(Path file, FileKey key) throws IOException {
     try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ,
         StandardOpenOption.WRITE)) {
       FileLock lock = tryLock(channel);
@@ -111,18 +119,20 @@ public final class StoreHeaderRepair {
         return null; // another process has it open: it is past recovery
       }
       try (lock) {
-        return repair(channel, file, false);
+        return repair(channel, file, key, false);
       }
     }
   }
 
   /**
-   * The repair, through {@code channel} under an exclusive lock the caller holds; with {@code
-   * mendCleanlyClosed}, a cleanly closed file goes to {@link CleanMarkRepair#mendLocked} (under
-   * H2's lock; before the library's first open, {@link FileCheck} looks at such a file itself).
+   * The repair, through {@code raw} (the file's bytes) under an exclusive lock the caller holds;
+   * with {@code mendCleanlyClosed}, a cleanly closed file goes to {@link
+   * CleanMarkRepair#mendLocked} (under H2's lock; before the library's first open, {@link
+   * FileCheck} looks at such a file itself).
    */
-  private static String repair(FileChannel channel, Path file, boolean mendCleanlyClosed)
-      throws IOException {
+  private static String repair(FileChannel raw, Path file, FileKey key,
+      boolean mendCleanlyClosed) throws IOException {
+    FileChannel channel = FileKey.view(key, raw, file);
     long blocks = channel.size() / BLOCK;
     if (blocks < 3) {
       return null;
@@ -138,7 +148,7 @@ public final class StoreHeaderRepair {
     if (agree && hex(header.getOrDefault("clean", "0")) != 0) {
       // closed cleanly: the header names the last chunk, but H2 may not open it (CleanMarkRepair)
       return mendCleanlyClosed
-          ? CleanMarkRepair.mendLocked(channel, file, hex(header.get("version"))) : null;
+          ? CleanMarkRepair.mendLocked(raw, file, key, hex(header.get("version"))) : null;
     }
     long headerVersion = hex(header.get("version"));
     long headerBlock = hex(header.getOrDefault("block", "0"));

@@ -33,13 +33,13 @@ class CleanMarkRepairTest {
     try (FileChannel channel = FileChannel.open(data, StandardOpenOption.READ,
         StandardOpenOption.WRITE); FileLock lock = channel.tryLock()) {
       assertThat(lock).isNotNull();
-      assertThat(CleanMarkRepair.mendLocked(channel, data, 283))
+      assertThat(CleanMarkRepair.mendLocked(channel, data, null, 283))
           .contains("cleanly at version 283 but would have opened it at version 272");
       assertThat(lock.isValid()).isTrue();
       assertThat(lockSeenByAnotherProcess(data)).as("the lock, seen by another process")
           .isEqualTo("LOCKED");
     }
-    assertThat(CleanMarkRepair.versionH2Opens(data, false)).isEqualTo(283);
+    assertThat(CleanMarkRepair.versionH2Opens(data, null, false)).isEqualTo(283);
   }
 
   private String lockSeenByAnotherProcess(Path data) throws Exception {
