@@ -19,10 +19,14 @@ import java.time.Instant;
  * once), every accept also writes and deletes a 4 KB filler row (dead space), and another thread
  * compacts the file without pause, printing {@code COMPACTED <bytes> END} whenever it shrank.
  * An optional fourth argument sets H2's retention time in ms instead ({@code default} leaves
- * H2's 45 s), and a fifth, {@code nocompactor}, leaves out the compacting thread.
+ * H2's 45 s), a fifth, {@code nocompactor}, leaves out the compacting thread, and a sixth,
+ * {@code encrypted}, opens the file with {@link #TEST_KEY}.
  * It is killed with SIGKILL; it never exits on its own.
  */
 public final class AcceptLoopChild {
+  /** The encryption key of the {@code encrypted} mode: a fixed test value, not a secret. */
+  static final char[] TEST_KEY = "accept-loop-test-key".toCharArray();
+
   private AcceptLoopChild() {}
 
   /** The payload of command {@code n} in {@code round}; the parent recomputes it to compare. */
@@ -37,8 +41,12 @@ public final class AcceptLoopChild {
     out.println("OPENING");
     out.flush();
     boolean compact = args.length > 2 && args[2].equals("compact");
-    try (H2Database db = H2Database.builder().file(file).multiProcess(false).compaction(false)
-        .build()) {
+    H2Database.Builder builder = H2Database.builder().file(file).multiProcess(false)
+        .compaction(false);
+    if (args.length > 5 && args[5].equals("encrypted")) {
+      builder.encryptionKey(TEST_KEY);
+    }
+    try (H2Database db = builder.build()) {
       H2OutboxStore store = H2OutboxStore.create(db);
       Outbox<Connection> outbox = Outbox.builder(store).build();
       if (compact) {

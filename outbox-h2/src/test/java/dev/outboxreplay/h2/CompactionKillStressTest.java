@@ -24,7 +24,7 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * Long run, not part of the default test command: {@code mvn -pl outbox-h2 test
  * -Dtest=CompactionKillStressTest -Dstress.compactionKills=200 [-Dstress.retention=0|N|default]
- * [-Dstress.compactor=false] [-Dstress.verifyRetention=45000]}. {@link AcceptLoopChild} in its
+ * [-Dstress.compactor=false] [-Dstress.verifyRetention=45000] [-Dstress.encrypted=true]}. {@link AcceptLoopChild} in its
  * compacting mode (a filler row written and deleted per accept, H2 retention as given, a thread
  * compacting without pause unless turned off) is killed with SIGKILL after 1 to 400 accepts;
  * after every kill the file must open and hold every accept that returned. A file that fails is
@@ -43,6 +43,7 @@ class CompactionKillStressTest {
     String retention = System.getProperty("stress.retention", "0");
     String verifyRetention = System.getProperty("stress.verifyRetention");
     boolean compactor = Boolean.parseBoolean(System.getProperty("stress.compactor", "true"));
+    boolean encrypted = Boolean.getBoolean("stress.encrypted");
     long seed = Seeds.seed("stress.seed", "CompactionKillStressTest");
     SplittableRandom random = new SplittableRandom(seed);
     List<String> failures = new ArrayList<>();
@@ -63,7 +64,7 @@ class CompactionKillStressTest {
       String childFailure = null;
       try (ChildJvm child = ChildJvm.start(AcceptLoopChild.class, dir.resolve("child.err"),
           base.toString(), Integer.toString(round), "compact", retention,
-          compactor ? "compactor" : "nocompactor")) {
+          compactor ? "compactor" : "nocompactor", encrypted ? "encrypted" : "plain")) {
         try {
           for (int i = 0; i <= killAfter; i++) {
             lines.add(child.nextLine(Duration.ofSeconds(60)));
@@ -102,7 +103,11 @@ class CompactionKillStressTest {
       }
       Files.copy(H2Database.dataFile(base), asKilled, StandardCopyOption.REPLACE_EXISTING);
       String failure = null;
-      try (H2Database db = H2Database.builder().file(base).multiProcess(false).build()) {
+      H2Database.Builder opening = H2Database.builder().file(base).multiProcess(false);
+      if (encrypted) {
+        opening.encryptionKey(AcceptLoopChild.TEST_KEY);
+      }
+      try (H2Database db = opening.build()) {
         if (verifyRetention != null) {
           try (Connection c = db.dataSource().getConnection();
               Statement s = c.createStatement()) {
@@ -129,10 +134,10 @@ class CompactionKillStressTest {
         acked.clear();
       }
     }
-    System.out.printf("CompactionKillStressTest seed %d retention %s compactor %s: %d kills, "
-        + "%d accepts returned, %d compactions that shrank the file, in %d rounds; %d kills "
-        + "failed%n", seed, retention, compactor, kills, accepts, compactions, roundsCompacted,
-        failures.size());
+    System.out.printf("CompactionKillStressTest seed %d retention %s compactor %s encrypted %s: "
+        + "%d kills, %d accepts returned, %d compactions that shrank the file, in %d rounds; %d "
+        + "kills failed%n", seed, retention, compactor, encrypted, kills, accepts, compactions,
+        roundsCompacted, failures.size());
     assertThat(failures).as("seed %d", seed).isEmpty();
   }
 
