@@ -1,11 +1,15 @@
 package dev.outboxreplay.examples;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
+import dev.outboxreplay.OutboxStorageException;
+import dev.outboxreplay.Status;
 import dev.outboxreplay.examples.cli.OutboxTool;
 import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.h2.H2OutboxStore;
 import dev.outboxreplay.server.FaultPlan;
 import dev.outboxreplay.server.IdempotentServer;
 import dev.outboxreplay.server.NotesApplication;
@@ -259,6 +263,62 @@ class CliTest {
         badTokens.toString());
     assertThat(serve.exit()).isEqualTo(2);
     assertThat(serve.err()).contains("line 2").doesNotContain("secret-x");
+  }
+
+  /**
+   * An application that encrypts its file: every file command takes the key from a file, and no
+   * output quotes it. Without the key, or with another, the file is refused and the message
+   * names the option.
+   */
+  @Test
+  void anEncryptedFileIsOpenedWithTheKeyFromAFileThatNoOutputQuotes() throws Exception {
+    String secret = "k3y-7c1d-e0a9";
+    Path keyFile = Files.writeString(dir.resolve("db.key"), secret + "\n");
+    Path wrongKey = Files.writeString(dir.resolve("other.key"), "not-the-key\n");
+    String enc = dir.resolve("encrypted").toString();
+    List<ToolRun> runs = new java.util.ArrayList<>();
+    for (int n = 1; n <= 2; n++) {
+      runs.add(run("enqueue", "--db", enc, "--key-file", keyFile.toString(), "--operation",
+          "note.put", "--entity", "n" + n, "--payload", "{\"a\":" + n + "}"));
+      assertThat(runs.get(runs.size() - 1).exit()).as(runs.get(runs.size() - 1).err()).isZero();
+    }
+    ToolRun status = run("status", "--db", enc, "--key-file", keyFile.toString(), "--json");
+    runs.add(status);
+    assertThat(status.exit()).as(status.err()).isZero();
+    assertThat(status.lastJson().path("counts").path("queued").asLong()).isEqualTo(2);
+    ToolRun replay = run("replay", "--db", enc, "--key-file", keyFile.toString(), "--url",
+        server.baseUrl(), "--until-drained", "--timeout", "30s");
+    runs.add(replay);
+    assertThat(replay.exit()).as(replay.err()).isZero();
+    for (String[] args : List.of(new String[] {"list", "--status", "acked"},
+        new String[] {"export"}, new String[] {"compact"})) {
+      List<String> full = new java.util.ArrayList<>(List.of(args));
+      full.addAll(List.of("--db", enc, "--key-file", keyFile.toString()));
+      ToolRun r = run(full.toArray(String[]::new));
+      runs.add(r);
+      assertThat(r.exit()).as("%s: %s", args[0], r.err()).isZero();
+    }
+    ToolRun noKey = run("status", "--db", enc);
+    ToolRun otherKey = run("status", "--db", enc, "--key-file", wrongKey.toString());
+    ToolRun missingKey = run("status", "--db", enc, "--key-file",
+        dir.resolve("no-such-key").toString());
+    runs.addAll(List.of(noKey, otherKey, missingKey));
+    assertThat(noKey.exit()).isEqualTo(2);
+    assertThat(noKey.err()).contains("--key-file");
+    assertThat(otherKey.exit()).isEqualTo(2);
+    assertThat(otherKey.err()).contains("encryption key may be wrong");
+    assertThat(missingKey.exit()).isEqualTo(2);
+    assertThat(missingKey.err()).contains("cannot read --key-file");
+    for (ToolRun r : runs) {
+      assertThat(r.out() + r.err()).doesNotContain(secret);
+    }
+    // the file is encrypted: the library refuses it without the key, and reads it with it
+    assertThatThrownBy(() -> H2Database.builder().file(Path.of(enc)).build())
+        .isInstanceOf(OutboxStorageException.class);
+    try (H2Database opened = H2Database.builder().file(Path.of(enc))
+        .encryptionKey(secret.toCharArray()).build()) {
+      assertThat(H2OutboxStore.create(opened).countByStatus()).containsEntry(Status.ACKED, 2L);
+    }
   }
 
   /**

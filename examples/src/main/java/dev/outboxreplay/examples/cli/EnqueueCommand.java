@@ -44,6 +44,10 @@ final class EnqueueCommand implements Callable<Integer> {
   @Option(names = "--wait", defaultValue = "10s", description = ExistingOutboxFile.WAIT_DESCRIPTION)
   String wait;
 
+  @Option(names = "--key-file", paramLabel = "FILE",
+      description = ExistingOutboxFile.KEY_FILE_DESCRIPTION + " A new file is created encrypted.")
+  Path keyFile;
+
   @Option(names = "--operation", description = "Operation, e.g. note.put.")
   String operation;
 
@@ -58,8 +62,8 @@ final class EnqueueCommand implements Callable<Integer> {
   Path from;
 
   private ExistingOutboxFile.Opened created() {
-    H2Database database = H2Database.builder().file(db).openWait(ReplayCommand.parseDuration(wait))
-        .build();
+    H2Database database = ExistingOutboxFile.builder(db, keyFile)
+        .openWait(ReplayCommand.parseDuration(wait)).build();
     try {
       return new ExistingOutboxFile.Opened(database, H2OutboxStore.create(database));
     } catch (RuntimeException e) {
@@ -98,7 +102,8 @@ final class EnqueueCommand implements Callable<Integer> {
   /** Accepts into a new file, or into an existing one only if it already holds an outbox. */
   private int enqueue(List<OutboxCommand> commands, boolean existed) {
     try (ExistingOutboxFile.Opened opened = existed
-        ? ExistingOutboxFile.openExistingForWriting(db, ReplayCommand.parseDuration(wait))
+        ? ExistingOutboxFile.openExistingForWriting(db, ReplayCommand.parseDuration(wait),
+            keyFile)
         : created()) {
       Outbox<Connection> outbox = Outbox.builder(opened.store()).build();
       List<OutboxRecord> accepted;

@@ -3,14 +3,19 @@ package dev.outboxreplay.examples.cli;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Arrays;
 import picocli.CommandLine.Option;
 
 /**
- * The {@code --db} and {@code --wait} options of the subcommands that work on an outbox file that
- * must exist.
+ * The {@code --db}, {@code --wait} and {@code --key-file} options of the subcommands that work on
+ * an outbox file that must exist.
  */
 final class ExistingOutboxFile {
   /** The {@code --wait} option's text: shared with {@code enqueue}, which has its own. */
@@ -23,12 +28,20 @@ final class ExistingOutboxFile {
   @Option(names = "--wait", defaultValue = "10s", description = WAIT_DESCRIPTION)
   String wait;
 
+  /** The {@code --key-file} option's text: shared with {@code enqueue}. */
+  static final String KEY_FILE_DESCRIPTION = "For an encrypted file: a file whose first line is "
+      + "its encryption key, as the application passes it to H2Database.Builder.encryptionKey "
+      + "(kept out of the command line, where other local users could read it).";
+
+  @Option(names = "--key-file", paramLabel = "FILE", description = KEY_FILE_DESCRIPTION)
+  Path keyFile;
+
   /**
    * Opens the file for reading only (status, list, export): nothing is created, migrated or
    * written. Exit code 2 when it is missing, unreadable, damaged or holds no outbox.
    */
   Opened openReadOnly() {
-    return open(db, true, ReplayCommand.parseDuration(wait));
+    return open(db, true, ReplayCommand.parseDuration(wait), keyFile);
   }
 
   /**
@@ -36,19 +49,54 @@ final class ExistingOutboxFile {
    * so that a file that does not (another application's) is refused without a byte written.
    */
   Opened openForWriting() {
-    return openExistingForWriting(db, ReplayCommand.parseDuration(wait));
+    return openExistingForWriting(db, ReplayCommand.parseDuration(wait), keyFile);
   }
 
   /**
    * Opens an existing outbox file at {@code db} for writing, after the same read-only look; each
-   * open keeps trying for up to {@code wait} while another process holds the file.
+   * open keeps trying for up to {@code wait} while another process holds the file. An encrypted
+   * file is opened with the key in {@code keyFile} (null: a plain file).
    */
-  static Opened openExistingForWriting(Path db, Duration wait) {
-    open(db, true, wait).close();
-    return open(db, false, wait);
+  static Opened openExistingForWriting(Path db, Duration wait, Path keyFile) {
+    open(db, true, wait, keyFile).close();
+    return open(db, false, wait, keyFile);
   }
 
-  private static Opened open(Path db, boolean readOnly, Duration wait) {
+  /**
+   * A builder for {@code db}, with the encryption key read from {@code keyFile} when it is not
+   * null. Exit code 2 when the key file cannot be read or holds no usable key; the message never
+   * quotes it.
+   */
+  static H2Database.Builder builder(Path db, Path keyFile) {
+    H2Database.Builder builder = H2Database.builder().file(db);
+    if (keyFile == null) {
+      return builder;
+    }
+    char[] key = readKey(keyFile);
+    try {
+      return builder.encryptionKey(key); // the builder keeps a copy
+    } catch (IllegalArgumentException e) {
+      throw new Cli.Failure(Cli.BAD_INPUT, "--key-file " + keyFile + ": the key " + (key.length
+          == 0 ? "is empty" : "holds whitespace") + "; H2 takes a key without spaces");
+    } finally {
+      Arrays.fill(key, '\0');
+    }
+  }
+
+  private static char[] readKey(Path keyFile) {
+    try (BufferedReader in = Files.newBufferedReader(keyFile, StandardCharsets.UTF_8)) {
+      String line = in.readLine();
+      if (line == null || line.strip().isEmpty()) {
+        throw new Cli.Failure(Cli.BAD_INPUT, "--key-file " + keyFile + " is empty");
+      }
+      return line.strip().toCharArray();
+    } catch (IOException | UncheckedIOException e) {
+      throw new Cli.Failure(Cli.BAD_INPUT, "cannot read --key-file " + keyFile + ": "
+          + e.getClass().getSimpleName());
+    }
+  }
+
+  private static Opened open(Path db, boolean readOnly, Duration wait, Path keyFile) {
     Path file = db.getFileName().toString().endsWith(".mv.db") ? db
         : db.resolveSibling(db.getFileName() + ".mv.db");
     if (!Files.exists(file)) {
@@ -59,10 +107,11 @@ final class ExistingOutboxFile {
     }
     H2Database database;
     try {
-      database = H2Database.builder().file(db).createIfMissing(false).readOnly(readOnly)
+      database = builder(db, keyFile).createIfMissing(false).readOnly(readOnly)
           .openWait(wait).build();
     } catch (OutboxStorageException e) {
-      throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage());
+      throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage().replace(
+          "open it with its encryption key", "open it with its encryption key (--key-file FILE)"));
     }
     try {
       return new Opened(database, H2OutboxStore.openExisting(database));
