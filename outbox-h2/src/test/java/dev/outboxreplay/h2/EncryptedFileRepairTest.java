@@ -5,9 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
-import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.OutboxStorageException;
-import dev.outboxreplay.Payload;
 import dev.outboxreplay.h2.internal.EncryptedCopy;
 import dev.outboxreplay.h2.internal.FileCheck;
 import dev.outboxreplay.h2.internal.RecoveringFileSystem;
@@ -66,19 +64,8 @@ class EncryptedFileRepairTest {
   @Test
   void theLibraryOpensTheEncryptedKilledFileWithItsLastAccept() throws Exception {
     Path base = encryptedCopy("header-behind-after-kill.mv.db", "app");
-    for (int open = 0; open < 2; open++) {
-      try (H2Database db = H2Database.builder().file(base).multiProcess(false)
-          .encryptionKey(KEY).build()) {
-        H2OutboxStore store = H2OutboxStore.create(db);
-        OutboxRecord r = store.find(StoreHeaderRepairTest.LAST_ACCEPT).orElse(null);
-        assertThat(r).as("open %d: the accept that had returned before the kill", open)
-            .isNotNull();
-        assertThat(r.payload().bytes()).isEqualTo(Payload.ofCanonicalBytes(
-            AcceptLoopChild.payloadJson(320, 0).getBytes(StandardCharsets.UTF_8)).bytes());
-        assertThat(store.countByStatus().values().stream().mapToLong(Long::longValue).sum())
-            .isEqualTo(527);
-      }
-    }
+    StoreHeaderRepairTest.assertTwoOpensKeepTheLastAccept(() -> H2Database.builder().file(base)
+        .multiProcess(false).encryptionKey(KEY).build());
   }
 
   /**

@@ -55,11 +55,20 @@ class StoreHeaderRepairTest {
   @Test
   void openingThroughTheLibraryKeepsTheLastAcceptByteForByte() throws Exception {
     Path base = copyOfTheKilledFile("app");
-    for (int open = 0; open < 2; open++) {
-      try (H2Database db = H2Database.builder().file(base).multiProcess(false).build()) {
+    assertTwoOpensKeepTheLastAccept(
+        () -> H2Database.builder().file(base).multiProcess(false).build());
+  }
+
+  /**
+   * Opens the killed file twice with {@code open}; each time {@link #LAST_ACCEPT} is there byte
+   * for byte, with all 527 commands.
+   */
+  static void assertTwoOpensKeepTheLastAccept(java.util.function.Supplier<H2Database> open) {
+    for (int n = 0; n < 2; n++) {
+      try (H2Database db = open.get()) {
         H2OutboxStore store = H2OutboxStore.create(db);
         OutboxRecord r = store.find(LAST_ACCEPT).orElse(null);
-        assertThat(r).as("open %d: the accept that had returned before the kill", open)
+        assertThat(r).as("open %d: the accept that had returned before the kill", n)
             .isNotNull();
         assertThat(r.payload().bytes()).isEqualTo(Payload.ofCanonicalBytes(
             AcceptLoopChild.payloadJson(320, 0).getBytes(StandardCharsets.UTF_8)).bytes());
