@@ -17,6 +17,7 @@ import java.net.InetAddress;
 import java.net.ServerSocket;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicReference;
@@ -248,9 +249,12 @@ class CliTest {
       enqueue("n1", "{\"a\":1}");
       enqueue("n2", "{\"a\":2}");
       Path tokenFile = Files.writeString(dir.resolve("token"), "tok-3f9c\n");
+      Files.setPosixFilePermissions(tokenFile, PosixFilePermissions.fromString("rw-r-----"));
       ToolRun replay = run("replay", "--db", db, "--url", authed.baseUrl(), "--tenant", "shop-1",
           "--token-file", tokenFile.toString(), "--until-drained", "--timeout", "30s");
       assertThat(replay.exit()).as(replay.err()).isZero();
+      assertThat(replay.err()).contains("warning: --token-file " + tokenFile
+          + " can be read by other local users (rw-r-----)").doesNotContain("tok-3f9c");
       assertThat(count("acked")).as("every answer was lost; reconciliation with the token "
           + "found them committed").isEqualTo(2);
       ToolRun missing = run("replay", "--db", db, "--url", authed.baseUrl(), "--token-file",
@@ -277,11 +281,16 @@ class CliTest {
     Path wrongKey = Files.writeString(dir.resolve("other.key"), "not-the-key\n");
     String enc = dir.resolve("encrypted").toString();
     List<ToolRun> runs = new java.util.ArrayList<>();
+    Files.setPosixFilePermissions(keyFile, PosixFilePermissions.fromString("rw-r--r--"));
     for (int n = 1; n <= 2; n++) {
       runs.add(run("enqueue", "--db", enc, "--key-file", keyFile.toString(), "--operation",
           "note.put", "--entity", "n" + n, "--payload", "{\"a\":" + n + "}"));
       assertThat(runs.get(runs.size() - 1).exit()).as(runs.get(runs.size() - 1).err()).isZero();
+      Files.setPosixFilePermissions(keyFile, PosixFilePermissions.fromString("rw-------"));
     }
+    assertThat(runs.get(0).err()).as("a key file others can read")
+        .contains("warning: --key-file " + keyFile + " can be read by other local users");
+    assertThat(runs.get(1).err()).as("owner-only").doesNotContain("can be read by other");
     ToolRun status = run("status", "--db", enc, "--key-file", keyFile.toString(), "--json");
     runs.add(status);
     assertThat(status.exit()).as(status.err()).isZero();

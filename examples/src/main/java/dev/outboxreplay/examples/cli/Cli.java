@@ -98,6 +98,29 @@ final class Cli {
     }
   }
 
+  /**
+   * Prints a warning when {@code file}, which holds a secret given with {@code option}, can be
+   * read by other local users (group or others may read it). Says nothing where the file system
+   * has no POSIX permissions, or when they cannot be read (reading the file reports that).
+   */
+  static void warnIfOthersCanRead(CommandLine.Model.CommandSpec spec, String option,
+      java.nio.file.Path file) {
+    java.util.Set<java.nio.file.attribute.PosixFilePermission> permissions;
+    try {
+      permissions = java.nio.file.Files.getPosixFilePermissions(file);
+    } catch (UnsupportedOperationException | java.io.IOException e) {
+      return;
+    }
+    if (permissions.contains(java.nio.file.attribute.PosixFilePermission.GROUP_READ)
+        || permissions.contains(java.nio.file.attribute.PosixFilePermission.OTHERS_READ)) {
+      PrintWriter err = spec.commandLine().getErr();
+      err.println("warning: " + option + " " + file + " can be read by other local users ("
+          + java.nio.file.attribute.PosixFilePermissions.toString(permissions)
+          + "); make it owner-only (chmod 600)");
+      err.flush();
+    }
+  }
+
   private static int fail(CommandLine.Model.CommandSpec spec, String message, int exitCode) {
     PrintWriter err = spec.commandLine().getErr();
     err.println("outbox " + spec.name() + ": " + message);

@@ -85,6 +85,7 @@ final class EnqueueCommand implements Callable<Integer> {
     return Cli.run(spec, () -> {
       lineNumbers.clear();
       List<OutboxCommand> commands = from != null ? readLines() : List.of(single());
+      ExistingOutboxFile.keyFile(spec, keyFile);
       Path dataFile = db.getFileName().toString().endsWith(".mv.db") ? db
           : db.resolveSibling(db.getFileName() + ".mv.db");
       boolean existed = Files.exists(dataFile);

@@ -11,7 +11,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
 
 /**
  * The {@code --db}, {@code --wait} and {@code --key-file} options of the subcommands that work on
@@ -36,12 +38,16 @@ final class ExistingOutboxFile {
   @Option(names = "--key-file", paramLabel = "FILE", description = KEY_FILE_DESCRIPTION)
   Path keyFile;
 
+  /** The command this mixin belongs to: where warnings go. */
+  @Spec(Spec.Target.MIXEE)
+  CommandSpec command;
+
   /**
    * Opens the file for reading only (status, list, export): nothing is created, migrated or
    * written. Exit code 2 when it is missing, unreadable, damaged or holds no outbox.
    */
   Opened openReadOnly() {
-    return open(db, true, ReplayCommand.parseDuration(wait), keyFile);
+    return open(db, true, ReplayCommand.parseDuration(wait), keyFile(command, keyFile));
   }
 
   /**
@@ -49,7 +55,16 @@ final class ExistingOutboxFile {
    * so that a file that does not (another application's) is refused without a byte written.
    */
   Opened openForWriting() {
-    return openExistingForWriting(db, ReplayCommand.parseDuration(wait), keyFile);
+    return openExistingForWriting(db, ReplayCommand.parseDuration(wait),
+        keyFile(command, keyFile));
+  }
+
+  /** {@code keyFile}, after a warning on {@code command}'s error stream if others can read it. */
+  static Path keyFile(CommandSpec command, Path keyFile) {
+    if (keyFile != null) {
+      Cli.warnIfOthersCanRead(command, "--key-file", keyFile);
+    }
+    return keyFile;
   }
 
   /**

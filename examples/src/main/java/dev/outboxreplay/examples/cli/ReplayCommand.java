@@ -94,7 +94,7 @@ final class ReplayCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
       SessionRuntime.Snapshot session = new SessionRuntime.Snapshot(tenant, 0, false,
-          tokenFile == null ? null : readToken(tokenFile));
+          tokenFile == null ? null : readToken(spec, tokenFile));
       Duration limit = parseDuration(timeout);
       Duration leaseDuration = parseDuration(lease);
       if (concurrency < 1) {
@@ -208,7 +208,8 @@ final class ReplayCommand implements Callable<Integer> {
   }
 
   /** The first line of {@code file}, stripped; exit 2 when missing, unreadable or empty. */
-  static String readToken(Path file) {
+  static String readToken(CommandLine.Model.CommandSpec spec, Path file) {
+    Cli.warnIfOthersCanRead(spec, "--token-file", file);
     try (java.io.BufferedReader in = java.nio.file.Files.newBufferedReader(file,
         java.nio.charset.StandardCharsets.UTF_8)) {
       String line = in.readLine();
