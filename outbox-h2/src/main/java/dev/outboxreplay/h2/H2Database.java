@@ -422,7 +422,10 @@ public final class H2Database implements AutoCloseable {
      * by every process sharing the file; it cannot be added to, changed on or removed from an
      * existing file (H2's {@code ChangeFileEncryption} tool does that, offline). A file opened
      * without its key, or with another key, is refused. The key is copied; it is never logged or
-     * printed. Where to keep it (the OS keychain) is the application's choice.
+     * printed. While the database is open the key stays in this JVM's memory, by file, so that
+     * the repairs after a process kill or a clean close read the file as H2 does (see
+     * docs/operations.md, "Encrypted files"). Where to keep it (the OS keychain) is the
+     * application's choice.
      *
      * @throws IllegalArgumentException when the key is empty or holds whitespace (H2 splits the
      *     password at the first space)
