@@ -110,6 +110,25 @@ class DamagedFileTest {
     assertThat(dir.resolve(damage.name().toLowerCase() + ".mv.db")).exists();
   }
 
+  /**
+   * H2 names the file by its real path; the application's path goes through a symbolic link (as
+   * macOS's temporary folders do). What H2 writes during its failed open is undone all the same.
+   */
+  @Test
+  void aFailedOpenThroughASymbolicLinkIsUndoneToo() throws Exception {
+    Path real = Files.createDirectories(dir.resolve("real"));
+    Path link = Files.createSymbolicLink(dir.resolve("link"), real);
+    Files.write(real.resolve("linked.mv.db"), randomBytesInNewestChunk(original.clone()));
+    Path copy = link.resolve("linked.mv.db");
+    String before = sha256(copy);
+    assertThatThrownBy(() -> {
+      try (H2Database db = H2Database.open(link.resolve("linked"))) {
+        H2OutboxStore.create(db).countByStatus();
+      }
+    }).isInstanceOf(OutboxStorageException.class);
+    assertThat(sha256(copy)).as("the refused file, reached through the link").isEqualTo(before);
+  }
+
   private Path write(String name, byte[] bytes) {
     try {
       Path file = dir.resolve(name + ".mv.db");

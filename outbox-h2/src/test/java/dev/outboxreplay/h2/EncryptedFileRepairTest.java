@@ -97,6 +97,29 @@ class EncryptedFileRepairTest {
     }
   }
 
+  /**
+   * H2 names a file by its real path (it resolves symbolic links, as macOS's temporary folders
+   * need): the key registered under the path the application gave is found for it all the same.
+   */
+  @Test
+  void theKeyIsFoundWhenTheFileIsReachedThroughASymbolicLink() throws Exception {
+    Path real = Files.createDirectories(dir.resolve("real"));
+    Path link = Files.createSymbolicLink(dir.resolve("link"), real);
+    encryptedCopy("header-behind-after-kill.mv.db", "real/linked");
+    Path base = link.resolve("linked");
+    Path data = H2Database.dataFile(base);
+    FileCheck.openedHere(data, KEY);
+    try {
+      RetryingOpenDataSource pool = new RetryingOpenDataSource(recoveringUrl(base), KEY, true,
+          H2Database.OPEN_RACE_RETRY);
+      try (Connection c = pool.getConnection()) {
+        assertThat(rowsAndLastAccept(c)).containsExactly(527, 1);
+      }
+    } finally {
+      FileCheck.closedHere(data, true);
+    }
+  }
+
   @Test
   void aCleanlyClosedEncryptedFileH2WouldOpenOlderIsMendedInItsStoreHeaderOnly()
       throws Exception {

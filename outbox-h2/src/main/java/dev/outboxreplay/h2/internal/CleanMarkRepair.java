@@ -160,6 +160,6 @@ final class CleanMarkRepair {
   }
 
   private static Path key(Path file) {
-    return file.toAbsolutePath().normalize();
+    return FileIdentity.of(file);
   }
 }

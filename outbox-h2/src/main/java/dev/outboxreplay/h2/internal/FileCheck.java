@@ -62,13 +62,13 @@ public final class FileCheck {
    * the look under H2's lock then reads it with ({@link FileKey#registered}).
    */
   public static void openedHere(Path file, char[] fileKey) {
-    OPEN_HERE.merge(file.toAbsolutePath().normalize(), 1, Integer::sum);
+    OPEN_HERE.merge(FileIdentity.of(file), 1, Integer::sum);
     FileKey.opened(file, FileKey.of(fileKey));
   }
 
   /** How many {@code H2Database}s of this JVM have {@code file} open now. */
   public static int openHereCount(Path file) {
-    return OPEN_HERE.getOrDefault(file.toAbsolutePath().normalize(), 0);
+    return OPEN_HERE.getOrDefault(FileIdentity.of(file), 0);
   }
 
   /** Undoes one {@link #openedHere(Path)}. */
@@ -78,7 +78,7 @@ public final class FileCheck {
 
   /** Undoes one {@link #openedHere(Path, char[])}, {@code encrypted} when it was given a key. */
   public static void closedHere(Path file, boolean encrypted) {
-    OPEN_HERE.computeIfPresent(file.toAbsolutePath().normalize(), (f, n) -> n == 1 ? null : n - 1);
+    OPEN_HERE.computeIfPresent(FileIdentity.of(file), (f, n) -> n == 1 ? null : n - 1);
     if (encrypted) {
       FileKey.closed(file);
     }
@@ -162,7 +162,7 @@ public final class FileCheck {
    * {@code H2Database} of this JVM opened it.
    */
   public static boolean inUse(Path file) {
-    if (OPEN_HERE.containsKey(file.toAbsolutePath().normalize())) {
+    if (OPEN_HERE.containsKey(FileIdentity.of(file))) {
       // Not looked at: closing a channel of our own would drop the locks H2 holds on the file
       // in this process (POSIX locks belong to the process, and any close releases them).
       return true;

@@ -97,7 +97,7 @@ final class FileKey {
   }
 
   private static Path normalized(Path file) {
-    return file.toAbsolutePath().normalize();
+    return FileIdentity.of(file);
   }
 
   @Override

@@ -51,7 +51,7 @@ public final class OpenJournal implements AutoCloseable {
    * @throws OutboxStorageException when the file's length cannot be read
    */
   public static OpenJournal begin(Path file) {
-    Path key = file.toAbsolutePath().normalize();
+    Path key = FileIdentity.of(file);
     long size;
     try {
       size = Files.size(key);
@@ -78,7 +78,7 @@ public final class OpenJournal implements AutoCloseable {
 
   /** The journal of {@code file}, or null when none is active. */
   static OpenJournal active(Path file) {
-    return ACTIVE.isEmpty() ? null : ACTIVE.get(file.toAbsolutePath().normalize());
+    return ACTIVE.isEmpty() ? null : ACTIVE.get(FileIdentity.of(file));
   }
 
   /**
