@@ -76,18 +76,7 @@ class EncryptedFileRepairTest {
   @Test
   void aConnectionThatTakesTheEncryptedFileOverRepairsItUnderH2sLock() throws Exception {
     Path base = encryptedCopy("header-behind-after-kill.mv.db", "takeover");
-    Path data = H2Database.dataFile(base);
-    FileCheck.openedHere(data, KEY); // as a client of a killed process, this JVM "has it open"
-    try {
-      assertThat(FileCheck.verifyBeforeOpen(data, KEY, true)).as("skipped: in use").isTrue();
-      RetryingOpenDataSource pool = new RetryingOpenDataSource(recoveringUrl(base), KEY, true,
-          H2Database.OPEN_RACE_RETRY);
-      try (Connection c = pool.getConnection()) {
-        assertThat(rowsAndLastAccept(c)).containsExactly(527, 1);
-      }
-    } finally {
-      FileCheck.closedHere(data, true);
-    }
+    assertThat(takenOverWithTheKeyRegistered(base)).containsExactly(527, 1);
     // the same file and URL with no key registered: the look cannot read it, H2 alone decides
     Path unregistered = encryptedCopy("header-behind-after-kill.mv.db", "takeover-no-key");
     RetryingOpenDataSource pool = new RetryingOpenDataSource(recoveringUrl(unregistered), KEY,
@@ -106,14 +95,24 @@ class EncryptedFileRepairTest {
     Path real = Files.createDirectories(dir.resolve("real"));
     Path link = Files.createSymbolicLink(dir.resolve("link"), real);
     encryptedCopy("header-behind-after-kill.mv.db", "real/linked");
-    Path base = link.resolve("linked");
+    assertThat(takenOverWithTheKeyRegistered(link.resolve("linked"))).containsExactly(527, 1);
+  }
+
+  /**
+   * Takes the file at {@code base} over inside {@code getConnection}, as a client of a killed
+   * serving process does (the check before the open skips a file this JVM has open), with the
+   * key registered as an {@code H2Database}'s open registers it; the commands and the last
+   * accept it then reads.
+   */
+  private static long[] takenOverWithTheKeyRegistered(Path base) throws Exception {
     Path data = H2Database.dataFile(base);
     FileCheck.openedHere(data, KEY);
     try {
+      assertThat(FileCheck.verifyBeforeOpen(data, KEY, true)).as("skipped: in use").isTrue();
       RetryingOpenDataSource pool = new RetryingOpenDataSource(recoveringUrl(base), KEY, true,
           H2Database.OPEN_RACE_RETRY);
       try (Connection c = pool.getConnection()) {
-        assertThat(rowsAndLastAccept(c)).containsExactly(527, 1);
+        return rowsAndLastAccept(c);
       }
     } finally {
       FileCheck.closedHere(data, true);
