@@ -71,8 +71,6 @@ public final class H2Database implements AutoCloseable {
       new java.util.concurrent.atomic.AtomicBoolean();
   private final Durability durability;
   private final boolean readOnly;
-  /** Whether the file is opened with an encryption key (by this class's pool). */
-  private final boolean encrypted;
   /** Whether other processes may reach the file through this one (H2's auto-server). */
   private final boolean multiProcess;
   /** The pool this class opened and closes; null for an application's own data source. */
@@ -91,7 +89,6 @@ public final class H2Database implements AutoCloseable {
   private H2Database(Builder builder) {
     this.durability = builder.durability;
     this.readOnly = builder.readOnly;
-    this.encrypted = builder.encryptionKey != null && builder.applicationDataSource == null;
     this.multiProcess = builder.multiProcess;
     if (builder.applicationDataSource != null) {
       this.pool = null;
@@ -139,7 +136,7 @@ public final class H2Database implements AutoCloseable {
       if (journal != null) {
         journal.undoAfter(e);
       }
-      FileCheck.closedHere(dataFile(file), encrypted);
+      FileCheck.closedHere(dataFile(file));
       throw e;
     } finally {
       if (journal != null) {
@@ -161,7 +158,7 @@ public final class H2Database implements AutoCloseable {
       s.execute("SET WRITE_DELAY 0");
     } catch (SQLException e) {
       pool.close();
-      FileCheck.closedHere(dataFile(file), encrypted);
+      FileCheck.closedHere(dataFile(file));
       throw H2Errors.onOpen(dataFile(file), e);
     }
     this.compaction = !builder.compaction ? null
@@ -335,7 +332,7 @@ public final class H2Database implements AutoCloseable {
     }
     if (pool != null) {
       pool.close(); // an application's own data source stays open: it is the application's
-      FileCheck.closedHere(dataFile(file), encrypted);
+      FileCheck.closedHere(dataFile(file));
     }
   }
 

@@ -115,7 +115,7 @@ class EncryptedFileRepairTest {
         return rowsAndLastAccept(c);
       }
     } finally {
-      FileCheck.closedHere(data, true);
+      FileCheck.closedHere(data);
     }
   }
 
@@ -156,7 +156,7 @@ class EncryptedFileRepairTest {
         assertThat(commands(c)).isEqualTo(38);
       }
     } finally {
-      FileCheck.closedHere(data, true);
+      FileCheck.closedHere(data);
     }
   }
 

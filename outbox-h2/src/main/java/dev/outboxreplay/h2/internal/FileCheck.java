@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import org.h2.mvstore.DataUtils;
 import org.h2.mvstore.MVStore;
 import org.h2.mvstore.MVStoreException;
@@ -46,42 +47,48 @@ public final class FileCheck {
       + "extract what H2 can still read with org.h2.tools.Recover (see docs/operations.md, "
       + "\"A damaged file\"), then move it away";
 
-  /** Files an {@code H2Database} of this JVM has open, with how many have each open. */
-  private static final java.util.concurrent.ConcurrentHashMap<Path, Integer> OPEN_HERE =
-      new java.util.concurrent.ConcurrentHashMap<>();
+  /**
+   * Files an {@code H2Database} of this JVM has open: how many have each open, and the key of an
+   * encrypted one (null for a plain file).
+   */
+  private static final ConcurrentHashMap<Path, OpenHere> OPEN_HERE = new ConcurrentHashMap<>();
+
+  private record OpenHere(int count, FileKey key) {}
 
   private FileCheck() {}
 
-  /** Records that this JVM opened {@code file}; {@link #inUse} is then true without a look. */
+  /** Records that this JVM opened the plain {@code file}; see {@link #openedHere(Path, char[])}. */
   public static void openedHere(Path file) {
     openedHere(file, null);
   }
 
   /**
-   * {@link #openedHere(Path)} for a file encrypted with {@code fileKey} (null: plain), whose key
-   * the look under H2's lock then reads it with ({@link FileKey#registered}).
+   * Records that this JVM opened {@code file}, encrypted with {@code fileKey} (null: plain):
+   * {@link #inUse} is then true without a look, and the look under H2's lock reads the file with
+   * that key ({@link #keyOpenedWith}).
    */
   public static void openedHere(Path file, char[] fileKey) {
-    OPEN_HERE.merge(FileIdentity.of(file), 1, Integer::sum);
-    FileKey.opened(file, FileKey.of(fileKey));
+    OpenHere opened = new OpenHere(1, FileKey.of(fileKey));
+    OPEN_HERE.merge(FileIdentity.of(file), opened, (was, now) -> new OpenHere(was.count() + 1,
+        now.key() != null ? now.key() : was.key()));
   }
 
   /** How many {@code H2Database}s of this JVM have {@code file} open now. */
   public static int openHereCount(Path file) {
-    return OPEN_HERE.getOrDefault(FileIdentity.of(file), 0);
+    OpenHere open = OPEN_HERE.get(FileIdentity.of(file));
+    return open == null ? 0 : open.count();
   }
 
-  /** Undoes one {@link #openedHere(Path)}. */
+  /** Undoes one {@link #openedHere}; the key goes with the last one. */
   public static void closedHere(Path file) {
-    closedHere(file, false);
+    OPEN_HERE.computeIfPresent(FileIdentity.of(file),
+        (f, was) -> was.count() == 1 ? null : new OpenHere(was.count() - 1, was.key()));
   }
 
-  /** Undoes one {@link #openedHere(Path, char[])}, {@code encrypted} when it was given a key. */
-  public static void closedHere(Path file, boolean encrypted) {
-    OPEN_HERE.computeIfPresent(FileIdentity.of(file), (f, n) -> n == 1 ? null : n - 1);
-    if (encrypted) {
-      FileKey.closed(file);
-    }
+  /** The key an {@code H2Database} of this JVM has {@code file} open with, or null. */
+  static FileKey keyOpenedWith(Path file) {
+    OpenHere open = OPEN_HERE.get(FileIdentity.of(file));
+    return open == null ? null : open.key();
   }
 
   /**

@@ -6,7 +6,6 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.Path;
 import java.util.Arrays;
-import java.util.concurrent.ConcurrentHashMap;
 import org.h2.mvstore.MVStore;
 import org.h2.store.fs.FileBase;
 import org.h2.store.fs.encrypt.FileEncrypt;
@@ -18,19 +17,15 @@ import org.h2.store.fs.encrypt.FilePathEncrypt;
  * read and write an encrypted file's blocks as H2 does. {@code null} stands for a plain file
  * wherever a {@code FileKey} is taken.
  *
- * <p>While an {@code H2Database} of this JVM has an encrypted file open, its key is registered
- * here by file ({@link #opened}), for the look {@link RecoveringFileSystem} takes when H2 itself
- * takes the file over: H2 makes that path from the URL, which carries no key. A wrong key only
- * makes the look find nothing to change: H2 refuses that open anyway.
+ * <p>While an {@code H2Database} of this JVM has an encrypted file open, {@link FileCheck} keeps
+ * its key with the file ({@link FileCheck#keyOpenedWith}), for the look {@link
+ * RecoveringFileSystem} takes when H2 itself takes the file over: H2 makes that path from the
+ * URL, which carries no key. A wrong key only makes the look find nothing to change: H2 refuses
+ * that open anyway.
  *
  * <p>The key is never printed ({@link #toString}).
  */
 final class FileKey {
-  /** Keys of files open here, with how many {@code H2Database}s have each open. */
-  private static final ConcurrentHashMap<Path, Registered> OPEN = new ConcurrentHashMap<>();
-
-  private record Registered(FileKey key, int count) {}
-
   /** As {@code MVStore.Builder.encryptionKey} takes it; see {@link #of}. */
   private final char[] storeKey;
 
@@ -57,26 +52,6 @@ final class FileKey {
     return new FileKey(key);
   }
 
-  /** Records that an {@code H2Database} of this JVM opens {@code file} with {@code key}. */
-  static void opened(Path file, FileKey key) {
-    if (key != null) {
-      OPEN.merge(normalized(file), new Registered(key, 1),
-          (was, now) -> new Registered(now.key(), was.count() + 1));
-    }
-  }
-
-  /** Undoes one {@link #opened} of {@code file}. */
-  static void closed(Path file) {
-    OPEN.computeIfPresent(normalized(file),
-        (f, was) -> was.count() == 1 ? null : new Registered(was.key(), was.count() - 1));
-  }
-
-  /** The key an {@code H2Database} of this JVM opened {@code file} with, or null. */
-  static FileKey registered(Path file) {
-    Registered r = OPEN.get(normalized(file));
-    return r == null ? null : r.key();
-  }
-
   /** Sets the key on a builder of H2's store for the file ({@code key} may be null). */
   static MVStore.Builder apply(FileKey key, MVStore.Builder builder) {
     return key == null ? builder : builder.encryptionKey(key.storeKey.clone());
@@ -94,10 +69,6 @@ final class FileKey {
     }
     return new FileEncrypt(file.toString(), FilePathEncrypt.getPasswordBytes(key.storeKey),
         new LeftOpen(raw));
-  }
-
-  private static Path normalized(Path file) {
-    return FileIdentity.of(file);
   }
 
   @Override

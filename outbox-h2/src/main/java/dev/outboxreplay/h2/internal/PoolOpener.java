@@ -128,7 +128,7 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
     RecoveringFileSystem.register();
     // through RecoveringFileSystem: the header repair runs again under H2's own lock when H2
     // itself takes the file over inside getConnection (an encrypted file with the key
-    // FileCheck.openedHere registered), and a failed open's writes are journaled (OpenJournal)
+    // FileCheck.openedHere keeps), and a failed open's writes are journaled (OpenJournal)
     StringBuilder url = new StringBuilder("jdbc:h2:")
         .append(RecoveringFileSystem.SCHEME).append(':')
         .append(file)
