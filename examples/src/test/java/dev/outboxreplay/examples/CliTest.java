@@ -263,10 +263,12 @@ class CliTest {
       assertThat(missing.err()).contains("cannot read --token-file");
     }
     Path badTokens = Files.writeString(dir.resolve("tokens"), "# token tenant\nsecret-x\n");
+    Files.setPosixFilePermissions(badTokens, PosixFilePermissions.fromString("rw----r--"));
     ToolRun serve = run("serve", "--db", dir.resolve("serve-db").toString(), "--tokens",
         badTokens.toString());
     assertThat(serve.exit()).isEqualTo(2);
-    assertThat(serve.err()).contains("line 2").doesNotContain("secret-x");
+    assertThat(serve.err()).contains("line 2").doesNotContain("secret-x")
+        .contains("warning: --tokens " + badTokens + " can be read by other local users");
   }
 
   /**

@@ -9,9 +9,17 @@ import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.Status;
+import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Map;
+import java.util.Set;
 import picocli.CommandLine;
 
 /** Shared pieces of the {@code outbox} subcommands: exit codes and JSON output. */
@@ -99,24 +107,41 @@ final class Cli {
   }
 
   /**
+   * The first line of {@code file}, stripped: a secret (a token, a key) given with {@code option}
+   * and kept off the command line. Warns on the command's error stream when other local users
+   * may read the file. Exit code 2 when it is missing, unreadable or empty; no message quotes it.
+   */
+  static String readSecret(CommandLine.Model.CommandSpec spec, String option, Path file) {
+    warnIfOthersCanRead(spec, option, file);
+    try (BufferedReader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
+      String line = in.readLine();
+      if (line == null || line.isBlank()) {
+        throw new Failure(BAD_INPUT, option + " " + file + " is empty");
+      }
+      return line.strip();
+    } catch (IOException | UncheckedIOException e) {
+      throw new Failure(BAD_INPUT, "cannot read " + option + " " + file + ": "
+          + e.getClass().getSimpleName());
+    }
+  }
+
+  /**
    * Prints a warning when {@code file}, which holds a secret given with {@code option}, can be
    * read by other local users (group or others may read it). Says nothing where the file system
    * has no POSIX permissions, or when they cannot be read (reading the file reports that).
    */
-  static void warnIfOthersCanRead(CommandLine.Model.CommandSpec spec, String option,
-      java.nio.file.Path file) {
-    java.util.Set<java.nio.file.attribute.PosixFilePermission> permissions;
+  static void warnIfOthersCanRead(CommandLine.Model.CommandSpec spec, String option, Path file) {
+    Set<PosixFilePermission> permissions;
     try {
-      permissions = java.nio.file.Files.getPosixFilePermissions(file);
-    } catch (UnsupportedOperationException | java.io.IOException e) {
+      permissions = Files.getPosixFilePermissions(file);
+    } catch (UnsupportedOperationException | IOException e) {
       return;
     }
-    if (permissions.contains(java.nio.file.attribute.PosixFilePermission.GROUP_READ)
-        || permissions.contains(java.nio.file.attribute.PosixFilePermission.OTHERS_READ)) {
+    if (permissions.contains(PosixFilePermission.GROUP_READ)
+        || permissions.contains(PosixFilePermission.OTHERS_READ)) {
       PrintWriter err = spec.commandLine().getErr();
       err.println("warning: " + option + " " + file + " can be read by other local users ("
-          + java.nio.file.attribute.PosixFilePermissions.toString(permissions)
-          + "); make it owner-only (chmod 600)");
+          + PosixFilePermissions.toString(permissions) + "); make it owner-only (chmod 600)");
       err.flush();
     }
   }

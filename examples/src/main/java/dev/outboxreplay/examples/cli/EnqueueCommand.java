@@ -61,8 +61,8 @@ final class EnqueueCommand implements Callable<Integer> {
       description = "JSON lines: {\"operation\":..., \"entity\":..., \"payload\":{...}}")
   Path from;
 
-  private ExistingOutboxFile.Opened created() {
-    H2Database database = ExistingOutboxFile.builder(db, keyFile)
+  private ExistingOutboxFile.Opened created(char[] key) {
+    H2Database database = ExistingOutboxFile.builder(db, key)
         .openWait(ReplayCommand.parseDuration(wait)).build();
     try {
       return new ExistingOutboxFile.Opened(database, H2OutboxStore.create(database));
@@ -85,27 +85,28 @@ final class EnqueueCommand implements Callable<Integer> {
     return Cli.run(spec, () -> {
       lineNumbers.clear();
       List<OutboxCommand> commands = from != null ? readLines() : List.of(single());
-      ExistingOutboxFile.keyFile(spec, keyFile);
       Path dataFile = db.getFileName().toString().endsWith(".mv.db") ? db
           : db.resolveSibling(db.getFileName() + ".mv.db");
       boolean existed = Files.exists(dataFile);
+      char[] key = ExistingOutboxFile.readKey(spec, keyFile);
       try {
-        return enqueue(commands, existed);
+        return enqueue(commands, existed, key);
       } catch (Cli.Failure | OutboxStorageException refused) {
         if (!existed && Files.exists(dataFile)) {
           Files.delete(dataFile); // a refused enqueue leaves no new file behind
         }
         throw refused;
+      } finally {
+        ExistingOutboxFile.wipe(key);
       }
     });
   }
 
   /** Accepts into a new file, or into an existing one only if it already holds an outbox. */
-  private int enqueue(List<OutboxCommand> commands, boolean existed) {
+  private int enqueue(List<OutboxCommand> commands, boolean existed, char[] key) {
     try (ExistingOutboxFile.Opened opened = existed
-        ? ExistingOutboxFile.openExistingForWriting(db, ReplayCommand.parseDuration(wait),
-            keyFile)
-        : created()) {
+        ? ExistingOutboxFile.openExistingForWriting(db, ReplayCommand.parseDuration(wait), key)
+        : created(key)) {
       Outbox<Connection> outbox = Outbox.builder(opened.store()).build();
       List<OutboxRecord> accepted;
       try {

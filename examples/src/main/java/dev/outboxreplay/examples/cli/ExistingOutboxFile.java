@@ -3,10 +3,6 @@ package dev.outboxreplay.examples.cli;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
-import java.io.BufferedReader;
-import java.io.IOException;
-import java.io.UncheckedIOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -47,7 +43,12 @@ final class ExistingOutboxFile {
    * written. Exit code 2 when it is missing, unreadable, damaged or holds no outbox.
    */
   Opened openReadOnly() {
-    return open(db, true, ReplayCommand.parseDuration(wait), keyFile(command, keyFile));
+    char[] key = readKey(command, keyFile);
+    try {
+      return open(db, true, ReplayCommand.parseDuration(wait), key);
+    } finally {
+      wipe(key);
+    }
   }
 
   /**
@@ -55,63 +56,57 @@ final class ExistingOutboxFile {
    * so that a file that does not (another application's) is refused without a byte written.
    */
   Opened openForWriting() {
-    return openExistingForWriting(db, ReplayCommand.parseDuration(wait),
-        keyFile(command, keyFile));
+    char[] key = readKey(command, keyFile);
+    try {
+      return openExistingForWriting(db, ReplayCommand.parseDuration(wait), key);
+    } finally {
+      wipe(key);
+    }
   }
 
-  /** {@code keyFile}, after a warning on {@code command}'s error stream if others can read it. */
-  static Path keyFile(CommandSpec command, Path keyFile) {
-    if (keyFile != null) {
-      Cli.warnIfOthersCanRead(command, "--key-file", keyFile);
+  /**
+   * The encryption key in {@code keyFile}'s first line ({@link Cli#readSecret}), or null when no
+   * key file is given (a plain file). The caller wipes it once the file is open.
+   */
+  static char[] readKey(CommandSpec command, Path keyFile) {
+    return keyFile == null ? null : Cli.readSecret(command, "--key-file", keyFile).toCharArray();
+  }
+
+  /** Overwrites {@code key} (may be null). */
+  static void wipe(char[] key) {
+    if (key != null) {
+      Arrays.fill(key, '\0');
     }
-    return keyFile;
   }
 
   /**
    * Opens an existing outbox file at {@code db} for writing, after the same read-only look; each
    * open keeps trying for up to {@code wait} while another process holds the file. An encrypted
-   * file is opened with the key in {@code keyFile} (null: a plain file).
+   * file is opened with {@code key} (null: a plain file).
    */
-  static Opened openExistingForWriting(Path db, Duration wait, Path keyFile) {
-    open(db, true, wait, keyFile).close();
-    return open(db, false, wait, keyFile);
+  static Opened openExistingForWriting(Path db, Duration wait, char[] key) {
+    open(db, true, wait, key).close();
+    return open(db, false, wait, key);
   }
 
   /**
-   * A builder for {@code db}, with the encryption key read from {@code keyFile} when it is not
-   * null. Exit code 2 when the key file cannot be read or holds no usable key; the message never
-   * quotes it.
+   * A builder for {@code db}, encrypted with {@code key} when it is not null (the builder keeps a
+   * copy). Exit code 2 for a key H2 cannot take; the message never quotes it.
    */
-  static H2Database.Builder builder(Path db, Path keyFile) {
+  static H2Database.Builder builder(Path db, char[] key) {
     H2Database.Builder builder = H2Database.builder().file(db);
-    if (keyFile == null) {
+    if (key == null) {
       return builder;
     }
-    char[] key = readKey(keyFile);
     try {
-      return builder.encryptionKey(key); // the builder keeps a copy
+      return builder.encryptionKey(key);
     } catch (IllegalArgumentException e) {
-      throw new Cli.Failure(Cli.BAD_INPUT, "--key-file " + keyFile + ": the key " + (key.length
-          == 0 ? "is empty" : "holds whitespace") + "; H2 takes a key without spaces");
-    } finally {
-      Arrays.fill(key, '\0');
+      throw new Cli.Failure(Cli.BAD_INPUT, "--key-file: the key holds whitespace; H2 takes a key "
+          + "without spaces");
     }
   }
 
-  private static char[] readKey(Path keyFile) {
-    try (BufferedReader in = Files.newBufferedReader(keyFile, StandardCharsets.UTF_8)) {
-      String line = in.readLine();
-      if (line == null || line.strip().isEmpty()) {
-        throw new Cli.Failure(Cli.BAD_INPUT, "--key-file " + keyFile + " is empty");
-      }
-      return line.strip().toCharArray();
-    } catch (IOException | UncheckedIOException e) {
-      throw new Cli.Failure(Cli.BAD_INPUT, "cannot read --key-file " + keyFile + ": "
-          + e.getClass().getSimpleName());
-    }
-  }
-
-  private static Opened open(Path db, boolean readOnly, Duration wait, Path keyFile) {
+  private static Opened open(Path db, boolean readOnly, Duration wait, char[] key) {
     Path file = db.getFileName().toString().endsWith(".mv.db") ? db
         : db.resolveSibling(db.getFileName() + ".mv.db");
     if (!Files.exists(file)) {
@@ -122,7 +117,7 @@ final class ExistingOutboxFile {
     }
     H2Database database;
     try {
-      database = builder(db, keyFile).createIfMissing(false).readOnly(readOnly)
+      database = builder(db, key).createIfMissing(false).readOnly(readOnly)
           .openWait(wait).build();
     } catch (OutboxStorageException e) {
       throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage().replace(

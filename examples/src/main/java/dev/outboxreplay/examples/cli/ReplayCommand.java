@@ -94,7 +94,7 @@ final class ReplayCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
       SessionRuntime.Snapshot session = new SessionRuntime.Snapshot(tenant, 0, false,
-          tokenFile == null ? null : readToken(spec, tokenFile));
+          tokenFile == null ? null : Cli.readSecret(spec, "--token-file", tokenFile));
       Duration limit = parseDuration(timeout);
       Duration leaseDuration = parseDuration(lease);
       if (concurrency < 1) {
@@ -204,22 +204,6 @@ final class ReplayCommand implements Callable<Integer> {
           + e.getClass().getSimpleName() + "); nothing was sent");
       err.flush();
       return false;
-    }
-  }
-
-  /** The first line of {@code file}, stripped; exit 2 when missing, unreadable or empty. */
-  static String readToken(CommandLine.Model.CommandSpec spec, Path file) {
-    Cli.warnIfOthersCanRead(spec, "--token-file", file);
-    try (java.io.BufferedReader in = java.nio.file.Files.newBufferedReader(file,
-        java.nio.charset.StandardCharsets.UTF_8)) {
-      String line = in.readLine();
-      if (line == null || line.isBlank()) {
-        throw new Cli.Failure(Cli.BAD_INPUT, "--token-file " + file + " is empty");
-      }
-      return line.strip();
-    } catch (java.io.IOException | java.io.UncheckedIOException e) {
-      throw new Cli.Failure(Cli.BAD_INPUT, "cannot read --token-file " + file + ": "
-          + e.getClass().getSimpleName());
     }
   }
 

@@ -41,6 +41,9 @@ final class ServeCommand implements Callable<Integer> {
       if (port < 0 || port > 65_535) {
         throw new Cli.Failure(Cli.BAD_INPUT, "--port out of range: " + port);
       }
+      if (tokens != null) {
+        Cli.warnIfOthersCanRead(spec, "--tokens", tokens);
+      }
       TenantResolver tenants = tokens == null ? TenantResolver.TENANT_HEADER_UNAUTHENTICATED
           : TenantResolver.bearerTokens(readTokens(tokens));
       H2Database database = H2Database.open(db);
