@@ -73,13 +73,18 @@ class DamagedFileTest {
   void writeARealFile() throws Exception {
     Path base = dir.resolve("original");
     try (H2Database db = H2Database.open(base)) {
-      Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(db)).build();
-      for (int i = 0; i < 200; i++) {
-        outbox.accept(OutboxCommand.of("note.put", "note-" + (i % 7),
-            Map.of("n", i, "text", "payload " + i)));
-      }
+      acceptTwoHundred(db);
     }
     original = Files.readAllBytes(dir.resolve("original.mv.db"));
+  }
+
+  /** The commands of the test's real file, accepted one by one into {@code db}. */
+  static void acceptTwoHundred(H2Database db) {
+    Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(db)).build();
+    for (int i = 0; i < 200; i++) {
+      outbox.accept(OutboxCommand.of("note.put", "note-" + (i % 7),
+          Map.of("n", i, "text", "payload " + i)));
+    }
   }
 
   @Test
@@ -139,7 +144,8 @@ class DamagedFileTest {
     }
   }
 
-  private static byte[] randomBytesInNewestChunk(byte[] bytes) {
+  /** 512 random bytes (seed 7) inside the chunk the store header of {@code bytes} names. */
+  static byte[] randomBytesInNewestChunk(byte[] bytes) {
     String header = new String(bytes, 0, BLOCK, StandardCharsets.ISO_8859_1);
     Matcher m = HEADER_BLOCK.matcher(header);
     assertThat(m.find()).as("the store header names the newest chunk's block").isTrue();

@@ -3,26 +3,18 @@ package dev.outboxreplay.h2;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.outboxreplay.Outbox;
-import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.internal.EncryptedCopy;
 import dev.outboxreplay.h2.internal.FileCheck;
-import dev.outboxreplay.h2.internal.RecoveringFileSystem;
 import dev.outboxreplay.h2.internal.RetryingOpenDataSource;
 import java.io.InputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
 import java.sql.ResultSet;
 import java.util.Arrays;
-import java.util.Map;
 import java.util.Properties;
-import java.util.Random;
-import java.util.regex.Matcher;
-import java.util.regex.Pattern;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -45,9 +37,9 @@ class EncryptedFileRepairTest {
   @Test
   void h2AloneOpensTheEncryptedKilledFileWithoutItsLastAccept() throws Exception {
     Path base = encryptedCopy("header-behind-after-kill.mv.db", "plain");
-    try (Connection c = h2Alone(base, "")) {
+    try (Connection c = h2Alone(base)) {
       // if this fails, H2's recovery no longer has the gap for encrypted files either
-      assertThat(rowsAndLastAccept(c)).containsExactly(526, 0);
+      assertThat(StoreHeaderRepairTest.rowsAndLastAccept(c)).containsExactly(526, 0);
     }
   }
 
@@ -56,8 +48,8 @@ class EncryptedFileRepairTest {
     Path base = encryptedCopy("header-behind-after-kill.mv.db", "check");
     assertThat(FileCheck.verifyBeforeOpen(H2Database.dataFile(base), KEY, true)).as("in use")
         .isFalse();
-    try (Connection c = h2Alone(base, "")) {
-      assertThat(rowsAndLastAccept(c)).as("H2 alone after the check").containsExactly(527, 1);
+    try (Connection c = h2Alone(base)) {
+      assertThat(StoreHeaderRepairTest.rowsAndLastAccept(c)).as("H2 alone after the check").containsExactly(527, 1);
     }
   }
 
@@ -82,7 +74,7 @@ class EncryptedFileRepairTest {
     RetryingOpenDataSource pool = new RetryingOpenDataSource(recoveringUrl(unregistered), KEY,
         true, H2Database.OPEN_RACE_RETRY);
     try (Connection c = pool.getConnection()) {
-      assertThat(rowsAndLastAccept(c)).containsExactly(526, 0);
+      assertThat(StoreHeaderRepairTest.rowsAndLastAccept(c)).containsExactly(526, 0);
     }
   }
 
@@ -112,7 +104,7 @@ class EncryptedFileRepairTest {
       RetryingOpenDataSource pool = new RetryingOpenDataSource(recoveringUrl(base), KEY, true,
           H2Database.OPEN_RACE_RETRY);
       try (Connection c = pool.getConnection()) {
-        return rowsAndLastAccept(c);
+        return StoreHeaderRepairTest.rowsAndLastAccept(c);
       }
     } finally {
       FileCheck.closedHere(data);
@@ -123,7 +115,7 @@ class EncryptedFileRepairTest {
   void aCleanlyClosedEncryptedFileH2WouldOpenOlderIsMendedInItsStoreHeaderOnly()
       throws Exception {
     Path base = encryptedCopy("clean-close-lists-overwritten-dead-chunk.mv.db", "clean-plain");
-    try (Connection c = h2Alone(base, "")) {
+    try (Connection c = h2Alone(base)) {
       assertThat(commands(c)).as("H2 alone, at an older version").isEqualTo(35);
     }
     Path mended = encryptedCopy("clean-close-lists-overwritten-dead-chunk.mv.db", "clean-app");
@@ -139,7 +131,7 @@ class EncryptedFileRepairTest {
             Arrays.copyOfRange(before, headerEnd, before.length));
     assertThat(Arrays.copyOfRange(after, 0, ENCRYPTION_HEADER)).as("the encryption header")
         .isEqualTo(Arrays.copyOfRange(before, 0, ENCRYPTION_HEADER));
-    try (Connection c = h2Alone(mended, "")) {
+    try (Connection c = h2Alone(mended)) {
       assertThat(commands(c)).as("H2 alone after the mend").isEqualTo(38);
     }
   }
@@ -181,21 +173,12 @@ class EncryptedFileRepairTest {
   void aFailedOpenOfADamagedEncryptedFileLeavesItByteForByte() throws Exception {
     Path original = dir.resolve("original");
     try (H2Database db = H2Database.builder().file(original).encryptionKey(KEY).build()) {
-      Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(db)).build();
-      for (int i = 0; i < 200; i++) {
-        outbox.accept(OutboxCommand.of("note.put", "note-" + (i % 7),
-            Map.of("n", i, "text", "payload " + i)));
-      }
+      DamagedFileTest.acceptTwoHundred(db);
     }
     byte[] plain = EncryptedCopy.read(H2Database.dataFile(original), KEY);
-    Matcher m = Pattern.compile("block:([0-9a-f]+)")
-        .matcher(new String(plain, 0, 4096, StandardCharsets.ISO_8859_1));
-    assertThat(m.find()).as("the store header names the newest chunk's block").isTrue();
-    byte[] noise = new byte[512];
-    new Random(7).nextBytes(noise);
-    System.arraycopy(noise, 0, plain, Integer.parseInt(m.group(1), 16) * 4096 + 256, 512);
     Path damaged = dir.resolve("damaged");
-    EncryptedCopy.write(plain, H2Database.dataFile(damaged), KEY);
+    EncryptedCopy.write(DamagedFileTest.randomBytesInNewestChunk(plain),
+        H2Database.dataFile(damaged), KEY);
     byte[] before = Files.readAllBytes(H2Database.dataFile(damaged));
     assertThatThrownBy(() -> {
       try (H2Database db = H2Database.builder().file(damaged).encryptionKey(KEY).build()) {
@@ -223,16 +206,14 @@ class EncryptedFileRepairTest {
   }
 
   /** A connection of H2 alone (its own file URL, no library), with the key. */
-  private static Connection h2Alone(Path base, String options) throws Exception {
-    return DriverManager.getConnection("jdbc:h2:file:" + base + ";CIPHER=AES;IFEXISTS=TRUE"
-        + options, credentials());
+  private static Connection h2Alone(Path base) throws Exception {
+    return DriverManager.getConnection("jdbc:h2:file:" + base + ";CIPHER=AES;IFEXISTS=TRUE",
+        credentials());
   }
 
   /** The library's URL for an encrypted file, as the pool opens it in multi-process mode. */
   private static String recoveringUrl(Path base) {
-    RecoveringFileSystem.register();
-    return "jdbc:h2:" + RecoveringFileSystem.SCHEME + ":" + base
-        + ";AUTO_SERVER=TRUE;FILE_LOCK=SOCKET;CIPHER=AES";
+    return StoreHeaderRepairTest.recoveringUrl(base) + ";CIPHER=AES";
   }
 
   private static Properties credentials() {
@@ -240,14 +221,6 @@ class EncryptedFileRepairTest {
     p.setProperty("user", "sa");
     p.setProperty("password", new String(KEY) + " "); // file password, space, user password
     return p;
-  }
-
-  private static long[] rowsAndLastAccept(Connection c) throws Exception {
-    try (ResultSet rs = c.createStatement().executeQuery(
-        StoreHeaderRepairTest.ROWS_AND_LAST_ACCEPT)) {
-      rs.next();
-      return new long[] {rs.getLong(1), rs.getLong(2)};
-    }
   }
 
   private static long commands(Connection c) throws Exception {

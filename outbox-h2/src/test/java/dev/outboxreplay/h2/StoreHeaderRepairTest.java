@@ -205,14 +205,14 @@ class StoreHeaderRepairTest {
   }
 
   /** The library's URL for a plain file, as the pool opens it in multi-process mode. */
-  private static String recoveringUrl(Path base) {
+  static String recoveringUrl(Path base) {
     RecoveringFileSystem.register();
     return "jdbc:h2:" + RecoveringFileSystem.SCHEME + ":" + base
         + ";AUTO_SERVER=TRUE;FILE_LOCK=SOCKET";
   }
 
   /** The number of commands, and 1 when {@link #LAST_ACCEPT} is one of them, else 0. */
-  private static long[] rowsAndLastAccept(Connection c) throws java.sql.SQLException {
+  static long[] rowsAndLastAccept(Connection c) throws java.sql.SQLException {
     try (ResultSet rs = c.createStatement().executeQuery(ROWS_AND_LAST_ACCEPT)) {
       rs.next();
       return new long[] {rs.getLong(1), rs.getLong(2)};
