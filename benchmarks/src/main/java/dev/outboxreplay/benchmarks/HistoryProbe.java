@@ -54,8 +54,20 @@ final class HistoryProbe {
         H2OutboxStore.create(db);
         fill(db, open, open);
       }
-      figures.add(0, firstRequestInNewJvm(dir.resolve("outbox"), none));
-      figures.add(1, firstRequest(dir.resolve("outbox"), none));
+      Path big = dir.resolve("outbox");
+      // As filled, the files hold mostly the dead pages of the fill's large transactions (about
+      // 16 times the live data at 1,000,000 rows), far more than a file the compaction schedule
+      // keeps (at most twice its live data: the filesize probe). The target is measured on the
+      // files rewritten to their live data, as that probe's baseline is; the as-filled figure
+      // shows what the dead pages themselves cost.
+      String filled = sizes(big, none);
+      figures.add(0, firstRequestInNewJvm(big, none, "files as filled (" + filled + ")", false));
+      BenchSupport.compactToLiveData(big);
+      BenchSupport.compactToLiveData(none);
+      String compacted = sizes(big, none);
+      figures.add(0, firstRequestInNewJvm(big, none, "files rewritten to their live data ("
+          + compacted + ")", true));
+      figures.add(2, firstRequest(big, none));
       return figures;
     } finally {
       if (keep == null) {
@@ -176,13 +188,28 @@ final class HistoryProbe {
    * big file and on the one with no history, alternating which goes first; {@code rounds} times
    * two pairs after one pair not counted. Returns the ratio per pair.
    */
-  private Figure firstRequestInNewJvm(Path big, Path none) throws Exception {
+  private Figure firstRequestInNewJvm(Path big, Path none, String files, boolean target)
+      throws Exception {
     double[][] pairs = alternatingPairs(rounds * 2, () -> FirstRequestChild.run(big),
         () -> FirstRequestChild.run(none));
-    printPairs("new JVM: start to the first request", pairs);
-    return Figure.atMost(String.format("app start (new JVM) to first request, %,d rows of "
-        + "history", rows), String.format("the same with no history: %.0f ms",
-        BenchSupport.median(pairs[1])), Figure.ratios(pairs[0], pairs[1]), 1.1);
+    printPairs("new JVM: start to the first request, " + files, pairs);
+    String name = String.format("app start (new JVM) to first request, %,d rows of history, %s",
+        rows, files);
+    String baseline = String.format("the same with no history: %.0f ms",
+        BenchSupport.median(pairs[1]));
+    double[] ratios = Figure.ratios(pairs[0], pairs[1]);
+    return target ? Figure.atMost(name, baseline, ratios, 1.1)
+        : Figure.reported(name, baseline, ratios);
+  }
+
+  /** The sizes of the two files, for the figure's name. */
+  private static String sizes(Path big, Path none) throws Exception {
+    return String.format("%.0f MB and %.1f MB", Files.size(mvFile(big)) / 1e6,
+        Files.size(mvFile(none)) / 1e6);
+  }
+
+  private static Path mvFile(Path database) {
+    return database.resolveSibling(database.getFileName() + ".mv.db");
   }
 
   /** Prints the history times and the no-history times of {@link #alternatingPairs}. */
