@@ -78,6 +78,7 @@ public enum Reason {
   LEGACY(false);
 
   private final boolean mayHaveReachedReceiver;
+  private final String wireName = name().toLowerCase(Locale.ROOT);
 
   Reason(boolean mayHaveReachedReceiver) {
     this.mayHaveReachedReceiver = mayHaveReachedReceiver;
@@ -98,7 +99,7 @@ public enum Reason {
 
   /** Lower-case name stored and printed, e.g. {@code not_sent_offline}. */
   public String wireName() {
-    return name().toLowerCase(Locale.ROOT);
+    return wireName;
   }
 
   /**

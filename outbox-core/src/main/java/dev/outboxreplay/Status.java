@@ -28,6 +28,9 @@ public enum Status {
   /** The server refused it for good, or it was poisoned by max attempts or age. Terminal. */
   REJECTED;
 
+  /** Computed once: the store writes it for every status change. */
+  private final String wireName = name().toLowerCase(Locale.ROOT);
+
   /** True for statuses only an operator action may leave: acked, conflict, rejected. */
   public boolean isTerminal() {
     return this == ACKED || this == CONFLICT || this == REJECTED;
@@ -49,7 +52,7 @@ public enum Status {
 
   /** Lower-case name stored in the database and printed by tools, e.g. {@code retryable_failed}. */
   public String wireName() {
-    return name().toLowerCase(Locale.ROOT);
+    return wireName;
   }
 
   /**
