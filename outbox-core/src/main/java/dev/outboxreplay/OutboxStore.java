@@ -104,6 +104,26 @@ public interface OutboxStore<T> extends AutoCloseable {
       Instant leaseExpiresAt, Instant now);
 
   /**
+   * Inside the caller's open transaction: claims the command that comes right after {@code
+   * sending} in its entity's accept order, so that the replayer can mark it sending while {@code
+   * sending}'s request is in flight and send it the moment that one ends, without a commit in
+   * between. Only a command never attempted ({@code queued}), due at {@code now} and accepted
+   * under session version {@code sessionVersion} or later is taken, and only while {@code
+   * sending} is still sending under its fencing token. The claim is like {@link #claim}'s (status
+   * claimed, a new fencing token, lease to {@code now + lease}, audited) and holds only once the
+   * caller commits. Never commits or closes the transaction.
+   *
+   * <p>The default takes nothing: a store without it sends an entity's commands a commit apart.
+   *
+   * @param sending a row this replayer holds in status sending
+   * @return the claimed row, or empty when there is none to take
+   */
+  default Optional<OutboxRecord> claimNextOfEntity(T transaction, String owner, Duration lease,
+      OutboxRecord sending, long sessionVersion, Instant now) {
+    return Optional.empty();
+  }
+
+  /**
    * Records an outcome for a row held with {@code fencingToken} in status {@code expected}
    * (claimed or sending) and ends the claim.
    *

@@ -29,6 +29,11 @@ public enum Reason {
   NOT_SENT_LEASE_HALF_SPENT(false),
   /** Marked sending, but the pass stopped (closing) before the request was made. */
   NOT_SENT_PASS_STOPPED(false),
+  /**
+   * Marked sending while the command before it in its entity was in flight, and given back
+   * unsent because that one did not end (it is retried first).
+   */
+  NOT_SENT_EARLIER_COMMAND_OPEN(false),
   /** Claimed, then given back unsent because replay paused. */
   REPLAY_PAUSED(false),
   /** The receiver answered that it did not take effect and may be retried (5xx, 429, 408...). */
@@ -53,6 +58,12 @@ public enum Reason {
   STALE_RESPONSE(true),
   /** The response applier threw; nothing applied, retried. */
   APPLY_FAILED(true),
+  /**
+   * Acked, but not applied: the end of the command before it in its entity was not recorded (its
+   * response applier threw, or its lease was lost), and responses are applied in entity order.
+   * The stored response is fetched again once that command has ended.
+   */
+  EARLIER_COMMAND_UNSETTLED(true),
   /** Accepted under an older session version; held ({@link StaleSessionPolicy#HOLD}). */
   HELD_STALE_SESSION(false),
   /** Accepted under an older session version; ended ({@link StaleSessionPolicy#REJECT}). */

@@ -159,6 +159,20 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
     }
   }
 
+  @Override
+  public Optional<OutboxRecord> claimNextOfEntity(Connection transaction, String owner,
+      Duration lease, OutboxRecord sending, long sessionVersion, Instant now) {
+    checkClaim(owner, lease, 1);
+    Objects.requireNonNull(sending, "sending == null");
+    try {
+      requireOpenTransaction(transaction);
+      return sql.claimNextOfEntity(transaction, owner, now.plus(lease), sending, sessionVersion,
+          now);
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), "claim next of entity in caller transaction", e);
+    }
+  }
+
   private static void checkClaim(String owner, Duration lease, int limit) {
     Objects.requireNonNull(owner, "owner == null");
     if (owner.isBlank() || owner.length() > 200) {

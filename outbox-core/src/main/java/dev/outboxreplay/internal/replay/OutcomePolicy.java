@@ -159,6 +159,20 @@ public final class OutcomePolicy {
   }
 
   /**
+   * An ack for a command sent right after the command before it in its entity ended, when that
+   * end was not recorded after all (its applier threw, or its lease was lost): not applied, since
+   * responses are applied in entity order; the row becomes unknown so the stored answer is
+   * fetched again once the earlier command has ended.
+   */
+  public Decision earlierCommandUnsettled(OutboxRecord held, Instant now) {
+    return new Decision(new Outcome(Status.UNKNOWN,
+        retry.nextAttemptAt(held.attempt() + 1, now, null),
+        new ErrorInfo(Reason.EARLIER_COMMAND_UNSETTLED.wireName(), "acked, not applied: the "
+            + "command before it in its entity did not end as recorded", now), null, true,
+        Reason.EARLIER_COMMAND_UNSETTLED), Effect.NONE);
+  }
+
+  /**
    * The answer may mean the effect happened: unknown, unless the next resend would fall past the
    * receiver's key retention.
    */

@@ -37,8 +37,28 @@ final class Recorder<T> {
     this.policy = policy;
   }
 
-  /** A decision for a row held in {@code expected}. */
-  record Step(OutboxRecord held, Status expected, Decision decision) {}
+  /**
+   * A decision for a row held in {@code expected}.
+   *
+   * @param waitsFor for a row sent the moment the command before it in its entity ended: that
+   *     command's settlement; its response is applied only once that end is recorded. Else null.
+   * @param settles set once this step's terminal end is committed, when a later command of the
+   *     entity was sent on it; else null
+   */
+  record Step(OutboxRecord held, Status expected, Decision decision, Settlement waitsFor,
+      Settlement settles) {
+    Step(OutboxRecord held, Status expected, Decision decision) {
+      this(held, expected, decision, null, null);
+    }
+  }
+
+  /**
+   * Whether the terminal end of a command whose successor in its entity was sent on it has been
+   * committed. Used by the pass thread only.
+   */
+  static final class Settlement {
+    private boolean settled;
+  }
 
   /** A claim made inside a recording transaction. */
   interface ClaimInTransaction<T> {
@@ -64,8 +84,9 @@ final class Recorder<T> {
    *
    * @return the rows now sending, in the order given ({@code next} first)
    */
-  List<OutboxRecord> recordAndMark(List<Step> steps, List<OutboxRecord> next,
+  List<OutboxRecord> recordAndMark(List<Step> answers, List<OutboxRecord> next,
       ClaimInTransaction<T> claim, Instant leaseEnd, Instant now, PassCounters counters) {
+    List<Step> steps = inEntityOrder(answers, now);
     Written written = null;
     if (claim != null || steps.size() > 1 || (steps.size() == 1 && !next.isEmpty())) {
       try {
@@ -112,8 +133,37 @@ final class Recorder<T> {
         : store.markSending(tx, mark, leaseEnd, now));
   }
 
+  /**
+   * {@code steps} with every ack that waits for an earlier command's end that is neither recorded
+   * nor ending (terminal) earlier in {@code steps} turned into {@link
+   * OutcomePolicy#earlierCommandUnsettled}: responses are applied in entity order.
+   */
+  private List<Step> inEntityOrder(List<Step> steps, Instant now) {
+    List<Step> ordered = new ArrayList<>(steps.size());
+    List<Settlement> endingHere = new ArrayList<>();
+    for (Step step : steps) {
+      Step s = step.waitsFor() == null || endingHere.contains(step.waitsFor()) ? step
+          : inEntityOrder(step, now);
+      if (s.settles() != null && s.decision().outcome().status().isTerminal()) {
+        endingHere.add(s.settles());
+      }
+      ordered.add(s);
+    }
+    return ordered;
+  }
+
+  /** {@code step}, or when it waits for an earlier end not recorded, the step not applying it. */
+  private Step inEntityOrder(Step step, Instant now) {
+    if (step.waitsFor() == null || step.waitsFor().settled || !step.decision().applies()) {
+      return step;
+    }
+    return new Step(step.held(), step.expected(),
+        policy.earlierCommandUnsettled(step.held(), now), null, step.settles());
+  }
+
   /** Writes one step in its own transaction; an applier failure makes the row unknown. */
-  void recordOne(Step step, Instant now, PassCounters counters) {
+  void recordOne(Step answer, Instant now, PassCounters counters) {
+    Step step = inEntityOrder(answer, now);
     OutboxRecord held = step.held();
     try {
       reported(step, store.inTransaction(tx -> write(tx, step, now)), now, counters);
@@ -159,6 +209,9 @@ final class Recorder<T> {
   }
 
   private void reported(Step step, OutboxRecord after, Instant now, PassCounters counters) {
+    if (step.settles() != null && after.status().isTerminal()) {
+      step.settles().settled = true;
+    }
     Reason reason = step.decision().outcome().reason();
     count(step.decision(), counters);
     emit(after, step.expected(), reason, now);

@@ -1,5 +1,6 @@
 package dev.outboxreplay.internal.replay;
 
+import dev.outboxreplay.CommandId;
 import dev.outboxreplay.FailurePoint;
 import dev.outboxreplay.FencedOffException;
 import dev.outboxreplay.OutboxRecord;
@@ -17,8 +18,12 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
+import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletionService;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorCompletionService;
@@ -61,6 +66,16 @@ public final class ReplayPass<T> {
   private final Deque<OutboxRecord> primed = new ArrayDeque<>();
   /** Answers decided but not yet recorded. */
   private List<Step> answered = new ArrayList<>();
+  /** Rows handed to senders since the last recording: their successors are claimed in the next. */
+  private final List<OutboxRecord> startedSinceRecording = new ArrayList<>();
+  /** Rows handed to senders whose answer is not collected yet. */
+  private final Set<CommandId> inFlight = new HashSet<>();
+  /** The next command of an in-flight row's entity, marked sending, by the in-flight row's id. */
+  private final Map<CommandId, OutboxRecord> successors = new HashMap<>();
+  /** Successors whose earlier command ended: handed to senders before any primed row. */
+  private final Deque<OutboxRecord> released = new ArrayDeque<>();
+  /** For a released successor's id: the earlier command's settlement its answer waits for. */
+  private final Map<CommandId, Recorder.Settlement> waitsFor = new HashMap<>();
   private long firstAnswerNanos;
   private int active;
   private int claims;
@@ -136,13 +151,16 @@ public final class ReplayPass<T> {
         int wanted = wanted();
         boolean claim = mayClaim && claims < MAX_CLAIMS_PER_PASS
             && ready.size() - Math.min(wanted, ready.size()) < e.concurrency();
-        if (record || refill || claim) {
+        if (record || refill || claim || followNeeded()) {
           recordAnswers(wanted, claim);
           startPrimed();
+          if (followNeeded()) {
+            recordAnswers(0, false);
+          }
         }
       }
       if (active == 0) {
-        if (ready.isEmpty() && primed.isEmpty() && answered.isEmpty()
+        if (ready.isEmpty() && primed.isEmpty() && released.isEmpty() && answered.isEmpty()
             && (!mayClaim || claims >= MAX_CLAIMS_PER_PASS)) {
           return;
         }
@@ -165,6 +183,16 @@ public final class ReplayPass<T> {
     }
   }
 
+  /**
+   * True when rows were handed to senders since the last recording and nothing else is lined up
+   * for the senders: the next command of each of their entities is then marked sending at once,
+   * so that it can leave the moment the one before it ends.
+   */
+  private boolean followNeeded() {
+    return !startedSinceRecording.isEmpty() && primed.isEmpty() && released.isEmpty()
+        && ready.isEmpty();
+  }
+
   /** Rows to mark sending now: one per free sender, plus enough to refill the primed rows. */
   private int wanted() {
     int senders = senders();
@@ -181,40 +209,84 @@ public final class ReplayPass<T> {
    * {@code wanted} ready or just claimed rows sending, all in one transaction.
    */
   private void recordAnswers(int wanted, boolean claim) {
+    recordAnswers(wanted, claim, true);
+  }
+
+  /**
+   * As {@link #recordAnswers(int, boolean)}; with {@code successors}, also claims and marks
+   * sending the next command of each entity whose row was handed to a sender since the last
+   * recording and is still in flight (not while probing a network that was just offline).
+   */
+  private void recordAnswers(int wanted, boolean claim, boolean withSuccessors) {
     List<Step> steps = answered;
     answered = new ArrayList<>(); // handed over: never recorded twice, even on a throw
     List<OutboxRecord> next = new ArrayList<>(Math.max(0, Math.min(wanted, ready.size())));
     while (next.size() < wanted && !ready.isEmpty()) {
       next.add(ready.poll());
     }
-    if (steps.isEmpty() && next.isEmpty() && !claim) {
+    List<OutboxRecord> successorsFor = new ArrayList<>();
+    if (withSuccessors) {
+      if (!e.gate().probing()) {
+        for (OutboxRecord r : startedSinceRecording) {
+          if (inFlight.contains(r.commandId())) {
+            successorsFor.add(r);
+          }
+        }
+      }
+      startedSinceRecording.clear();
+    }
+    if (steps.isEmpty() && next.isEmpty() && !claim && successorsFor.isEmpty()) {
       return;
     }
     Instant now = e.clock().instant();
-    Claim batch = claim ? new Claim(wanted - next.size(), now) : null;
-    primed.addAll(e.recorder().recordAndMark(steps, next, batch, now.plus(e.lease()), now,
-        counters));
+    Claim batch = claim || !successorsFor.isEmpty()
+        ? new Claim(claim, wanted - next.size(), successorsFor, now) : null;
+    for (OutboxRecord r : e.recorder().recordAndMark(steps, next, batch, now.plus(e.lease()), now,
+        counters)) {
+      CommandId earlier = batch == null ? null : batch.successorOf(r.commandId());
+      if (earlier != null) {
+        successors.put(earlier, r);
+      } else {
+        primed.add(r);
+      }
+    }
   }
 
   /** Records the answers decided so far; claims nothing, marks nothing. */
   private void recordAnswers() {
-    recordAnswers(0, false);
+    recordAnswers(0, false, false);
   }
 
   /**
-   * One claim of up to a batch of due rows, made in a recording transaction. The rows the policy
-   * sends, up to {@code toMark}, are marked sending in that transaction; once it commits, the
-   * others wait in {@link #ready}, go to reconciliation or have their decision recorded.
+   * The claims made in a recording transaction. With {@code heads}, one claim of up to a batch
+   * of due rows: the rows the policy sends, up to {@code toMark}, are marked sending in that
+   * transaction; once it commits, the others wait in {@link #ready}, go to reconciliation or have
+   * their decision recorded. Then, for each row of {@code successorsFor}, the next command of its
+   * entity, marked sending too: it waits in {@link #successors} for that row's answer.
    */
   private final class Claim implements Recorder.ClaimInTransaction<T> {
+    private final boolean heads;
     private final int toMark;
+    private final List<OutboxRecord> successorsFor;
     private final Instant now;
     /** What the last {@link #claim} call took, in claim order. */
     private List<Claimed> claimed = List.of();
+    /** For each successor the last {@link #claim} call took: the in-flight row it follows. */
+    private Map<CommandId, OutboxRecord> successorOf = Map.of();
+    /** The successors the last {@link #claim} call took, as claimed. */
+    private List<OutboxRecord> successorsClaimed = List.of();
 
-    Claim(int toMark, Instant now) {
+    Claim(boolean heads, int toMark, List<OutboxRecord> successorsFor, Instant now) {
+      this.heads = heads;
       this.toMark = toMark;
+      this.successorsFor = successorsFor;
       this.now = now;
+    }
+
+    /** The in-flight row's id the row {@code id} was claimed to follow, or null. */
+    CommandId successorOf(CommandId id) {
+      OutboxRecord earlier = successorOf.get(id);
+      return earlier == null ? null : earlier.commandId();
     }
 
     /** A claimed row, the policy's decision for it, and whether it was marked sending with it. */
@@ -222,7 +294,8 @@ public final class ReplayPass<T> {
 
     @Override
     public List<OutboxRecord> claim(T tx) {
-      List<OutboxRecord> rows = e.store().claim(tx, e.owner(), e.lease(), e.batchSize(), now);
+      List<OutboxRecord> rows = heads
+          ? e.store().claim(tx, e.owner(), e.lease(), e.batchSize(), now) : List.of();
       long sessionVersion = e.session().current().version();
       claimed = new ArrayList<>(rows.size());
       List<OutboxRecord> mark = new ArrayList<>();
@@ -234,14 +307,31 @@ public final class ReplayPass<T> {
         }
         claimed.add(new Claimed(r, decision, marked));
       }
+      successorOf = new HashMap<>();
+      successorsClaimed = new ArrayList<>();
+      for (OutboxRecord earlier : successorsFor) {
+        Optional<OutboxRecord> next = e.store().claimNextOfEntity(tx, e.owner(), e.lease(),
+            earlier, sessionVersion, now);
+        if (next.isPresent()) {
+          successorOf.put(next.get().commandId(), earlier);
+          successorsClaimed.add(next.get());
+          mark.add(next.get());
+        }
+      }
       return mark;
     }
 
     @Override
     public void committed() {
-      claims++;
-      mayClaim = !claimed.isEmpty();
-      counters.claimed.addAndGet(claimed.size());
+      if (heads) {
+        claims++;
+        mayClaim = !claimed.isEmpty();
+      }
+      counters.claimed.addAndGet(claimed.size() + successorsClaimed.size());
+      for (OutboxRecord r : successorsClaimed) { // sending already: the recorder reports it
+        e.recorder().claimed(r, now);
+        e.failures().at(FailurePoint.AFTER_CLAIM);
+      }
       for (Claimed c : claimed) {
         OutboxRecord r = c.row();
         e.recorder().claimed(r, now);
@@ -264,12 +354,15 @@ public final class ReplayPass<T> {
     }
   }
 
-  /** Hands primed rows to free senders, oldest first; a row with half its lease spent is not. */
+  /**
+   * Hands released successors, then primed rows, to free senders, oldest first; a row with half
+   * its lease spent is not.
+   */
   private void startPrimed() {
     SessionRuntime.Snapshot s = null;
     int senders = senders();
-    while (active < senders && !primed.isEmpty()) {
-      OutboxRecord r = primed.poll();
+    while (active < senders && !(released.isEmpty() && primed.isEmpty())) {
+      OutboxRecord r = released.isEmpty() ? primed.poll() : released.poll();
       Instant now = e.clock().instant();
       if (r.leaseExpiresAt().isBefore(now.plus(e.lease().dividedBy(2)))) {
         notSent(r, Reason.NOT_SENT_LEASE_HALF_SPENT, now);
@@ -281,16 +374,22 @@ public final class ReplayPass<T> {
       SessionRuntime.Snapshot sentUnder = s;
       completions.submit(() -> send(r, sentUnder));
       active++;
+      inFlight.add(r.commandId());
+      startedSinceRecording.add(r);
     }
   }
 
   /**
    * Decides a finished task's answer. A refused session or an offline network takes effect here,
-   * as it arrives, so no primed row is handed out after it.
+   * as it arrives, so no primed row is handed out after it. The successor marked sending behind
+   * the answered row is released to the senders when the answer ends the row (its end is then
+   * recorded while the successor's request is in flight, and the successor's response is applied
+   * only once it is), and is given back unsent otherwise.
    */
   private void collect(Future<Attempt> done) throws InterruptedException {
     try {
       Attempt a = done.get();
+      inFlight.remove(a.held().commandId());
       if (a.resend()) {
         ready.add(a.held());
         return;
@@ -313,7 +412,20 @@ public final class ReplayPass<T> {
       if (answered.isEmpty()) {
         firstAnswerNanos = System.nanoTime();
       }
-      answered.add(new Step(a.held(), a.expected(), decision));
+      OutboxRecord next = successors.remove(a.held().commandId());
+      Recorder.Settlement settles = null;
+      if (next != null && decision.outcome().status().isTerminal()) {
+        settles = new Recorder.Settlement();
+        waitsFor.put(next.commandId(), settles);
+        released.add(next);
+      }
+      answered.add(new Step(a.held(), a.expected(), decision,
+          waitsFor.remove(a.held().commandId()), settles));
+      if (next != null && settles == null) {
+        Instant now = e.clock().instant();
+        answered.add(new Step(next, Status.SENDING,
+            e.policy().notSent(next, Reason.NOT_SENT_EARLIER_COMMAND_OPEN, now)));
+      }
     } catch (ExecutionException ex) {
       LOG.warn("a sender task failed unexpectedly; its lease will expire and it is retried",
           ex.getCause());
@@ -330,14 +442,28 @@ public final class ReplayPass<T> {
     }
   }
 
+  /**
+   * Gives back unsent every row marked sending and not handed to a sender: primed rows, released
+   * successors, and successors whose earlier command has no answer to come in this pass.
+   */
   private void notSent(Reason reason) {
     Instant now = e.clock().instant();
+    for (OutboxRecord r = released.poll(); r != null; r = released.poll()) {
+      notSent(r, reason, now);
+    }
     for (OutboxRecord r = primed.poll(); r != null; r = primed.poll()) {
       notSent(r, reason, now);
+    }
+    if (active == 0) {
+      for (OutboxRecord r : List.copyOf(successors.values())) {
+        notSent(r, reason, now);
+      }
+      successors.clear();
     }
   }
 
   private void notSent(OutboxRecord sending, Reason reason, Instant now) {
+    waitsFor.remove(sending.commandId());
     e.recorder().recordOne(new Step(sending, Status.SENDING,
         e.policy().notSent(sending, reason, now)), now, counters);
   }

@@ -53,6 +53,17 @@ public final class OutboxSql {
   private static final int MIN_CLAIM_WINDOW = 256;
   private static final String NOT_HEAD =
       "UPDATE outbox_command SET entity_head = FALSE WHERE command_id = ?";
+  /**
+   * The open row right after a sending row in its entity's order, while that row is still sending
+   * under its token. The ORDER BY names every column of idx_outbox_entity_open, as in {@link
+   * #PROMOTE_NEXT_HEAD}, so one index entry is read.
+   */
+  static final String NEXT_OF_ENTITY = "SELECT c.command_id, c.status, c.fencing_token, "
+      + "c.next_attempt_at, c.session_version FROM outbox_command c "
+      + "USE INDEX (idx_outbox_entity_open) WHERE c.entity_key = ? AND c.terminal = FALSE "
+      + "AND c.seq > ? AND EXISTS (SELECT 1 FROM outbox_command h WHERE h.command_id = ? "
+      + "AND h.status = 'sending' AND h.fencing_token = ?) "
+      + "ORDER BY c.entity_key, c.terminal, c.seq LIMIT 1";
   private static final String CLAIM = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
       + "status = 'claimed', claimed_from = ?, claim_owner = ?, "
       + "fencing_token = NEXT VALUE FOR outbox_fencing_token, lease_expires_at = ?, "
@@ -171,6 +182,34 @@ public final class OutboxSql {
       audit(c, row.get(), from, Reason.CLAIMED, now);
     }
     return row;
+  }
+
+  /**
+   * Claims the open row right after {@code sending} in its entity when it is queued (never
+   * attempted), due at {@code now} and accepted under {@code sessionVersion} or later, while
+   * {@code sending} is still sending under its token; the caller commits.
+   */
+  public Optional<OutboxRecord> claimNextOfEntity(Connection c, String owner,
+      Instant leaseExpiresAt, OutboxRecord sending, long sessionVersion, Instant now)
+      throws SQLException {
+    Candidate next;
+    try (PreparedStatement ps = c.prepareStatement(NEXT_OF_ENTITY)) {
+      ps.setString(1, sending.entityKey());
+      ps.setLong(2, sending.acceptSequence());
+      ps.setObject(3, sending.commandId().value());
+      ps.setLong(4, sending.fencingToken());
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next() || !Status.QUEUED.wireName().equals(rs.getString(2))
+            || rs.getLong(4) > now.toEpochMilli() || rs.getLong(5) < sessionVersion) {
+          return Optional.empty();
+        }
+        next = new Candidate(rs.getObject(1, UUID.class), Status.QUEUED, rs.getLong(3), null,
+            false);
+      }
+    }
+    try (PreparedStatement claim = c.prepareStatement(CLAIM)) {
+      return claimOne(c, claim, next, owner, leaseExpiresAt, now);
+    }
   }
 
   public OutboxRecord markSending(Connection c, CommandId id, long token, Instant leaseExpiresAt,
