@@ -57,6 +57,7 @@ class OutboxSimulationTest {
       assertThat(total.duplicated()).isPositive();
       assertThat(total.lostAnswers()).isPositive();
       assertThat(total.reopens()).isPositive();
+      assertThat(total.refusedApplies()).isPositive();
     }
   }
 

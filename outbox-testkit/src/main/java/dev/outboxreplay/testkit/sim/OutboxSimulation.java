@@ -27,9 +27,9 @@ import java.util.concurrent.atomic.AtomicReference;
  * One simulated schedule of the real outbox engine: accepts, replay passes of one or two
  * replayers sharing the file, a {@link SimulatedNetwork} that loses, holds, refuses, duplicates
  * and reorders, a {@link SimulatedReceiver} with or without reconciliation, session version
- * changes and revocation, offline spells, and crashes at every {@link FailurePoint} of the
- * outbox (the crashed life's objects are thrown away and, now and then, the file is closed and
- * reopened). Then the network heals, a last life drains, and the invariants are checked. All
+ * changes and revocation, offline spells, a response applier that refuses now and then, and
+ * crashes at every {@link FailurePoint} of the outbox (the crashed life's objects are thrown
+ * away and, now and then, the file is closed and reopened). Then the network heals, a last life drains, and the invariants are checked. All
  * decisions come from one {@link Choices}; time is a {@link ManualClock}; nothing sleeps and no
  * socket is opened.
  *
@@ -57,8 +57,8 @@ public final class OutboxSimulation<T> {
     /** Records each applied answer in the transaction it is applied in. */
     ResponseApplier<T> applier();
 
-    /** How many times each command's answer was applied, as committed. */
-    Map<CommandId, Integer> appliedCounts(OutboxStore<T> store);
+    /** The command of each applied answer, as committed, in the order the applies committed. */
+    List<CommandId> appliedInOrder(OutboxStore<T> store);
   }
 
   /** What a crashed process does from the moment it dies: nothing. */
@@ -115,6 +115,8 @@ public final class OutboxSimulation<T> {
     }
   }
   private final boolean twoReplayers;
+  /** Until the heal: the response applier throws now and then, as local state may refuse. */
+  private volatile boolean refuseApplies;
   private OutboxStore<T> store;
   private Life life;
   private int lives;
@@ -126,6 +128,7 @@ public final class OutboxSimulation<T> {
     this.receiver = new SimulatedReceiver(choices.chance(50));
     this.network = new SimulatedNetwork(receiver, choices, stats);
     this.twoReplayers = choices.chance(50);
+    this.refuseApplies = choices.chance(30);
     stats.schedules = 1;
     stats.withReconciliation = receiver.reconciles() ? 1 : 0;
     stats.withTwoReplayers = twoReplayers ? 1 : 0;
@@ -268,6 +271,7 @@ public final class OutboxSimulation<T> {
   }
 
   private void heal() {
+    refuseApplies = false;
     network.perfect();
     network.offline(false);
     SessionRuntime.Snapshot now = session.get();
@@ -291,8 +295,20 @@ public final class OutboxSimulation<T> {
     }
   }
 
+  /** The database's applier, which throws now and then while {@link #refuseApplies}. */
+  private ResponseApplier<T> applier() {
+    ResponseApplier<T> applier = database.applier();
+    return (tx, command, response) -> {
+      if (refuseApplies && choices.chance(15)) {
+        stats.refusedApplies++;
+        throw new IllegalStateException("simulated: the local state refuses this answer");
+      }
+      applier.apply(tx, command, response);
+    };
+  }
+
   private List<String> check() {
-    return SimulationInvariants.check(store, database.appliedCounts(store), receiver, accepted,
+    return SimulationInvariants.check(store, database.appliedInOrder(store), receiver, accepted,
         ENTITIES, List.copyOf(events), stats.crashes == 0);
   }
 
@@ -354,7 +370,7 @@ public final class OutboxSimulation<T> {
         int lifeNumber = lives;
         replayers.add(Replayer.builder(store, network)
             .owner("life-" + lives + "-replayer-" + i).clock(clock).session(session::get)
-            .responseApplier(database.applier()).failureInjector(crasher)
+            .responseApplier(applier()).failureInjector(crasher)
             .concurrency(1).batchSize(4).lease(LEASE).holdInterval(Duration.ofSeconds(5))
             .retryPolicy(RetryPolicy.builder().random(new SplittableRandom(choices.nextSeed()))
                 .initialInterval(Duration.ofSeconds(1)).maxInterval(Duration.ofMinutes(1))

@@ -20,7 +20,7 @@ import java.util.Set;
  * drained: every accepted command is in the file, terminal or open with a reason (or behind an
  * open command of its entity that has one); a command took effect at the receiver at most once,
  * and an acked one exactly once with its answer applied exactly once; per entity the receiver saw
- * effects in accept order; the audit holds only transitions the state table allows, with fencing
+ * effects, and the local state got answers applied, in accept order; the audit holds only transitions the state table allows, with fencing
  * tokens that never go back; every listener event is in the audit and, without crashes, the
  * audit holds nothing else.
  */
@@ -28,10 +28,15 @@ final class SimulationInvariants {
   private SimulationInvariants() {}
 
   /** Every invariant that does not hold, one line each; empty when all hold. */
-  static <T> List<String> check(OutboxStore<T> store, Map<CommandId, Integer> applied,
+  static <T> List<String> check(OutboxStore<T> store, List<CommandId> appliedInOrder,
       SimulatedReceiver receiver, List<IdempotencyKey> accepted, List<String> entities,
       List<OutboxSimulation.Heard> events, boolean noCrash) {
     List<String> violations = new ArrayList<>();
+    Map<CommandId, Integer> applied = new HashMap<>();
+    for (CommandId id : appliedInOrder) {
+      applied.merge(id, 1, Integer::sum);
+    }
+    Map<CommandId, String> entityOf = new HashMap<>();
     Map<String, Integer> positions = new HashMap<>();
     Set<CommandId> ids = new HashSet<>();
     Set<String> openEntities = new HashSet<>();
@@ -45,6 +50,7 @@ final class SimulationInvariants {
       OutboxRecord r = found.get();
       ids.add(r.commandId());
       positions.put(r.commandId().toString(), i);
+      entityOf.put(r.commandId(), r.entityKey());
       if (!r.status().isTerminal() && !openEntities.add(r.entityKey())) {
         // waits behind an earlier open command of its entity, which has the reason
       } else if (!r.status().isTerminal() && r.lastError() == null
@@ -92,6 +98,18 @@ final class SimulationInvariants {
           break;
         }
         last = position;
+      }
+    }
+    Map<String, Integer> lastApplied = new HashMap<>();
+    for (CommandId id : appliedInOrder) {
+      int position = positions.getOrDefault(id.toString(), -1);
+      String entity = entityOf.get(id);
+      if (entity != null && position < lastApplied.getOrDefault(entity, -1)) {
+        violations.add(entity + ": answers applied out of accept order: " + appliedInOrder.stream()
+            .filter(a -> entity.equals(entityOf.get(a))).toList());
+      }
+      if (entity != null) {
+        lastApplied.merge(entity, position, Math::max);
       }
     }
     checkListener(store, events, noCrash, violations, ids);

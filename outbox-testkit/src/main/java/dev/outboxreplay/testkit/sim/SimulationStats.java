@@ -24,6 +24,7 @@ public final class SimulationStats {
   int reconciled;
   int notSent;
   int sessionChanges;
+  int refusedApplies;
   final Map<FailurePoint, Integer> crashesAt = new EnumMap<>(FailurePoint.class);
 
   public int accepted() {
@@ -66,6 +67,11 @@ public final class SimulationStats {
     return reopens;
   }
 
+  /** Acks whose response applier threw (the local state refused them for a while). */
+  public int refusedApplies() {
+    return refusedApplies;
+  }
+
   public Map<FailurePoint, Integer> crashesAt() {
     return Map.copyOf(crashesAt);
   }
@@ -90,6 +96,7 @@ public final class SimulationStats {
     reconciled += other.reconciled;
     notSent += other.notSent;
     sessionChanges += other.sessionChanges;
+    refusedApplies += other.refusedApplies;
     other.crashesAt.forEach((p, n) -> crashesAt.merge(p, n, Integer::sum));
   }
 
@@ -101,6 +108,6 @@ public final class SimulationStats {
         + " held=" + held + " reordered=" + reordered + " refused=" + refused + " duplicated="
         + duplicated + " lostAnswers=" + lostAnswers + " interleaved=" + interleaved
         + " reconciled=" + reconciled + " notSent=" + notSent + " sessionChanges="
-        + sessionChanges;
+        + sessionChanges + " refusedApplies=" + refusedApplies;
   }
 }
