@@ -78,12 +78,7 @@ class EntityPipeliningTest {
   @Test
   void theNextCommandLeavesWhileTheAckBeforeItIsApplied() throws Exception {
     CountDownLatch secondSent = new CountDownLatch(1);
-    Transport transport = receiver(command -> {
-      if (command.commandId().equals(id(1))) {
-        secondSent.countDown();
-      }
-      return ack();
-    });
+    Transport transport = acking(secondSent);
     // The first command's applier holds its commit until the second command's request arrives:
     // with a commit between the two requests it would wait in vain and throw.
     ResponseApplier<Connection> applier = (tx, command, response) -> {
@@ -106,12 +101,7 @@ class EntityPipeliningTest {
   @Test
   void anAckIsNotAppliedBeforeTheCommandBeforeItEnded() throws Exception {
     CountDownLatch secondSent = new CountDownLatch(1);
-    Transport transport = receiver(command -> {
-      if (command.commandId().equals(id(1))) {
-        secondSent.countDown();
-      }
-      return ack();
-    });
+    Transport transport = acking(secondSent);
     // In the first pass the first command's applier fails, after the second command has left.
     AtomicBoolean refuse = new AtomicBoolean(true);
     ResponseApplier<Connection> applier = (tx, command, response) -> {
@@ -222,6 +212,16 @@ class EntityPipeliningTest {
         return Optional.empty();
       }
     };
+  }
+
+  /** Acks every request; counts {@code secondSent} down when the second command's arrives. */
+  private Transport acking(CountDownLatch secondSent) {
+    return receiver(command -> {
+      if (command.commandId().equals(id(1))) {
+        secondSent.countDown();
+      }
+      return ack();
+    });
   }
 
   private static TransportResult ack() {
