@@ -19,11 +19,9 @@ import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
 import java.util.HashMap;
-import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
-import java.util.Set;
 import java.util.concurrent.CompletionService;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorCompletionService;
@@ -66,16 +64,8 @@ public final class ReplayPass<T> {
   private final Deque<OutboxRecord> primed = new ArrayDeque<>();
   /** Answers decided but not yet recorded. */
   private List<Step> answered = new ArrayList<>();
-  /** Rows handed to senders since the last recording: their successors are claimed in the next. */
-  private final List<OutboxRecord> startedSinceRecording = new ArrayList<>();
-  /** Rows handed to senders whose answer is not collected yet. */
-  private final Set<CommandId> inFlight = new HashSet<>();
-  /** The next command of an in-flight row's entity, marked sending, by the in-flight row's id. */
-  private final Map<CommandId, OutboxRecord> successors = new HashMap<>();
-  /** Successors whose earlier command ended: handed to senders before any primed row. */
-  private final Deque<OutboxRecord> released = new ArrayDeque<>();
-  /** For a released successor's id: the earlier command's settlement its answer waits for. */
-  private final Map<CommandId, Recorder.Settlement> waitsFor = new HashMap<>();
+  /** The next command of each entity in flight, marked sending behind it. */
+  private final Successors successors = new Successors();
   private long firstAnswerNanos;
   private int active;
   private int claims;
@@ -160,7 +150,7 @@ public final class ReplayPass<T> {
         }
       }
       if (active == 0) {
-        if (ready.isEmpty() && primed.isEmpty() && released.isEmpty() && answered.isEmpty()
+        if (ready.isEmpty() && primed.isEmpty() && !successors.anyReleased() && answered.isEmpty()
             && (!mayClaim || claims >= MAX_CLAIMS_PER_PASS)) {
           return;
         }
@@ -189,7 +179,7 @@ public final class ReplayPass<T> {
    * so that it can leave the moment the one before it ends.
    */
   private boolean followNeeded() {
-    return !startedSinceRecording.isEmpty() && primed.isEmpty() && released.isEmpty()
+    return successors.startedSinceRecording() && primed.isEmpty() && !successors.anyReleased()
         && ready.isEmpty();
   }
 
@@ -224,17 +214,8 @@ public final class ReplayPass<T> {
     while (next.size() < wanted && !ready.isEmpty()) {
       next.add(ready.poll());
     }
-    List<OutboxRecord> successorsFor = new ArrayList<>();
-    if (withSuccessors) {
-      if (!e.gate().probing()) {
-        for (OutboxRecord r : startedSinceRecording) {
-          if (inFlight.contains(r.commandId())) {
-            successorsFor.add(r);
-          }
-        }
-      }
-      startedSinceRecording.clear();
-    }
+    List<OutboxRecord> successorsFor = withSuccessors
+        ? successors.toFollow(!e.gate().probing()) : List.of();
     if (steps.isEmpty() && next.isEmpty() && !claim && successorsFor.isEmpty()) {
       return;
     }
@@ -245,7 +226,7 @@ public final class ReplayPass<T> {
         counters)) {
       CommandId earlier = batch == null ? null : batch.successorOf(r.commandId());
       if (earlier != null) {
-        successors.put(earlier, r);
+        successors.markedBehind(earlier, r);
       } else {
         primed.add(r);
       }
@@ -262,7 +243,7 @@ public final class ReplayPass<T> {
    * of due rows: the rows the policy sends, up to {@code toMark}, are marked sending in that
    * transaction; once it commits, the others wait in {@link #ready}, go to reconciliation or have
    * their decision recorded. Then, for each row of {@code successorsFor}, the next command of its
-   * entity, marked sending too: it waits in {@link #successors} for that row's answer.
+   * entity, marked sending too: it waits in {@link Successors} for that row's answer.
    */
   private final class Claim implements Recorder.ClaimInTransaction<T> {
     private final boolean heads;
@@ -361,8 +342,8 @@ public final class ReplayPass<T> {
   private void startPrimed() {
     SessionRuntime.Snapshot s = null;
     int senders = senders();
-    while (active < senders && !(released.isEmpty() && primed.isEmpty())) {
-      OutboxRecord r = released.isEmpty() ? primed.poll() : released.poll();
+    while (active < senders && (successors.anyReleased() || !primed.isEmpty())) {
+      OutboxRecord r = successors.anyReleased() ? successors.pollReleased() : primed.poll();
       Instant now = e.clock().instant();
       if (r.leaseExpiresAt().isBefore(now.plus(e.lease().dividedBy(2)))) {
         notSent(r, Reason.NOT_SENT_LEASE_HALF_SPENT, now);
@@ -374,8 +355,7 @@ public final class ReplayPass<T> {
       SessionRuntime.Snapshot sentUnder = s;
       completions.submit(() -> send(r, sentUnder));
       active++;
-      inFlight.add(r.commandId());
-      startedSinceRecording.add(r);
+      successors.started(r);
     }
   }
 
@@ -389,7 +369,7 @@ public final class ReplayPass<T> {
   private void collect(Future<Attempt> done) throws InterruptedException {
     try {
       Attempt a = done.get();
-      inFlight.remove(a.held().commandId());
+      successors.returned(a.held().commandId());
       if (a.resend()) {
         ready.add(a.held());
         return;
@@ -412,19 +392,12 @@ public final class ReplayPass<T> {
       if (answered.isEmpty()) {
         firstAnswerNanos = System.nanoTime();
       }
-      OutboxRecord next = successors.remove(a.held().commandId());
-      Recorder.Settlement settles = null;
-      if (next != null && decision.outcome().status().isTerminal()) {
-        settles = new Recorder.Settlement();
-        waitsFor.put(next.commandId(), settles);
-        released.add(next);
-      }
-      answered.add(new Step(a.held(), a.expected(), decision,
-          waitsFor.remove(a.held().commandId()), settles));
-      if (next != null && settles == null) {
-        Instant now = e.clock().instant();
-        answered.add(new Step(next, Status.SENDING,
-            e.policy().notSent(next, Reason.NOT_SENT_EARLIER_COMMAND_OPEN, now)));
+      Successors.Answered step = successors.answered(a.held(), a.expected(), decision,
+          next -> e.policy().notSent(next, Reason.NOT_SENT_EARLIER_COMMAND_OPEN,
+              e.clock().instant()));
+      answered.add(step.step());
+      if (step.givenBack() != null) {
+        answered.add(step.givenBack());
       }
     } catch (ExecutionException ex) {
       LOG.warn("a sender task failed unexpectedly; its lease will expire and it is retried",
@@ -448,22 +421,19 @@ public final class ReplayPass<T> {
    */
   private void notSent(Reason reason) {
     Instant now = e.clock().instant();
-    for (OutboxRecord r = released.poll(); r != null; r = released.poll()) {
+    for (OutboxRecord r : successors.unsent(false)) {
       notSent(r, reason, now);
     }
     for (OutboxRecord r = primed.poll(); r != null; r = primed.poll()) {
       notSent(r, reason, now);
     }
-    if (active == 0) {
-      for (OutboxRecord r : List.copyOf(successors.values())) {
-        notSent(r, reason, now);
-      }
-      successors.clear();
+    for (OutboxRecord r : successors.unsent(active == 0)) {
+      notSent(r, reason, now);
     }
   }
 
   private void notSent(OutboxRecord sending, Reason reason, Instant now) {
-    waitsFor.remove(sending.commandId());
+    successors.givenBack(sending);
     e.recorder().recordOne(new Step(sending, Status.SENDING,
         e.policy().notSent(sending, reason, now)), now, counters);
   }
