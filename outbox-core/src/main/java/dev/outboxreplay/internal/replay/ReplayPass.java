@@ -203,19 +203,21 @@ public final class ReplayPass<T> {
   }
 
   /**
-   * As {@link #recordAnswers(int, boolean)}; with {@code successors}, also claims and marks
+   * As {@link #recordAnswers(int, boolean)}; with {@code withSuccessors}, when {@link
+   * #followNeeded()} and not while probing a network that was just offline, also claims and marks
    * sending the next command of each entity whose row was handed to a sender since the last
-   * recording and is still in flight (not while probing a network that was just offline).
+   * recording and is still in flight. While other rows are lined up, the senders have work
+   * anyway, and no successor is looked for.
    */
   private void recordAnswers(int wanted, boolean claim, boolean withSuccessors) {
+    List<OutboxRecord> successorsFor = successors.toFollow(withSuccessors && followNeeded()
+        && !e.gate().probing());
     List<Step> steps = answered;
     answered = new ArrayList<>(); // handed over: never recorded twice, even on a throw
     List<OutboxRecord> next = new ArrayList<>(Math.max(0, Math.min(wanted, ready.size())));
     while (next.size() < wanted && !ready.isEmpty()) {
       next.add(ready.poll());
     }
-    List<OutboxRecord> successorsFor = withSuccessors
-        ? successors.toFollow(!e.gate().probing()) : List.of();
     if (steps.isEmpty() && next.isEmpty() && !claim && successorsFor.isEmpty()) {
       return;
     }

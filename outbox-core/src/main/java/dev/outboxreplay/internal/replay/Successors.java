@@ -55,8 +55,8 @@ final class Successors {
 
   /**
    * The rows handed to senders since the last recording that are still in flight, whose
-   * successors the recording now being made claims; none when {@code wanted} is false. Either
-   * way the next recording starts a new list.
+   * successors the recording now being made claims; none when {@code wanted} is false (their
+   * successors are then never looked for). Either way the next recording starts a new list.
    */
   List<OutboxRecord> toFollow(boolean wanted) {
     List<OutboxRecord> follow = new ArrayList<>();
