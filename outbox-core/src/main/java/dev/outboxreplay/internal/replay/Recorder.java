@@ -142,8 +142,7 @@ final class Recorder<T> {
     List<Step> ordered = new ArrayList<>(steps.size());
     List<Settlement> endingHere = new ArrayList<>();
     for (Step step : steps) {
-      Step s = step.waitsFor() == null || endingHere.contains(step.waitsFor()) ? step
-          : inEntityOrder(step, now);
+      Step s = endingHere.contains(step.waitsFor()) ? step : inEntityOrder(step, now);
       if (s.settles() != null && s.decision().outcome().status().isTerminal()) {
         endingHere.add(s.settles());
       }

@@ -2,7 +2,6 @@ package dev.outboxreplay.internal.replay;
 
 import dev.outboxreplay.CommandId;
 import dev.outboxreplay.FailurePoint;
-import dev.outboxreplay.FencedOffException;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.OutboxStore;
 import dev.outboxreplay.PassSummary;
@@ -18,9 +17,7 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
-import java.util.HashMap;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletionService;
 import java.util.concurrent.ExecutionException;
@@ -254,10 +251,8 @@ public final class ReplayPass<T> {
     private final Instant now;
     /** What the last {@link #claim} call took, in claim order. */
     private List<Claimed> claimed = List.of();
-    /** For each successor the last {@link #claim} call took: the in-flight row it follows. */
-    private Map<CommandId, OutboxRecord> successorOf = Map.of();
-    /** The successors the last {@link #claim} call took, as claimed. */
-    private List<OutboxRecord> successorsClaimed = List.of();
+    /** The successors the last {@link #claim} call took, as claimed, in claim order. */
+    private List<Followed> followed = List.of();
 
     Claim(boolean heads, int toMark, List<OutboxRecord> successorsFor, Instant now) {
       this.heads = heads;
@@ -268,9 +263,16 @@ public final class ReplayPass<T> {
 
     /** The in-flight row's id the row {@code id} was claimed to follow, or null. */
     CommandId successorOf(CommandId id) {
-      OutboxRecord earlier = successorOf.get(id);
-      return earlier == null ? null : earlier.commandId();
+      for (Followed f : followed) {
+        if (f.next().commandId().equals(id)) {
+          return f.earlier();
+        }
+      }
+      return null;
     }
+
+    /** A successor claimed behind the in-flight row {@code earlier}. */
+    private record Followed(CommandId earlier, OutboxRecord next) {}
 
     /** A claimed row, the policy's decision for it, and whether it was marked sending with it. */
     private record Claimed(OutboxRecord row, ClaimDecision decision, boolean marked) {}
@@ -290,16 +292,13 @@ public final class ReplayPass<T> {
         }
         claimed.add(new Claimed(r, decision, marked));
       }
-      successorOf = new HashMap<>();
-      successorsClaimed = new ArrayList<>();
+      followed = new ArrayList<>();
       for (OutboxRecord earlier : successorsFor) {
-        Optional<OutboxRecord> next = e.store().claimNextOfEntity(tx, e.owner(), e.lease(),
-            earlier, sessionVersion, now);
-        if (next.isPresent()) {
-          successorOf.put(next.get().commandId(), earlier);
-          successorsClaimed.add(next.get());
-          mark.add(next.get());
-        }
+        e.store().claimNextOfEntity(tx, e.owner(), e.lease(), earlier, sessionVersion, now)
+            .ifPresent(next -> followed.add(new Followed(earlier.commandId(), next)));
+      }
+      for (Followed f : followed) {
+        mark.add(f.next());
       }
       return mark;
     }
@@ -310,9 +309,9 @@ public final class ReplayPass<T> {
         claims++;
         mayClaim = !claimed.isEmpty();
       }
-      counters.claimed.addAndGet(claimed.size() + successorsClaimed.size());
-      for (OutboxRecord r : successorsClaimed) { // sending already: the recorder reports it
-        e.recorder().claimed(r, now);
+      counters.claimed.addAndGet(claimed.size() + followed.size());
+      for (Followed f : followed) { // sending already: the recorder reports it
+        e.recorder().claimed(f.next(), now);
         e.failures().at(FailurePoint.AFTER_CLAIM);
       }
       for (Claimed c : claimed) {
