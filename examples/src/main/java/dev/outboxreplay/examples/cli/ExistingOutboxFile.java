@@ -7,6 +7,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.function.Function;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
@@ -43,12 +44,7 @@ final class ExistingOutboxFile {
    * written. Exit code 2 when it is missing, unreadable, damaged or holds no outbox.
    */
   Opened openReadOnly() {
-    char[] key = readKey(command, keyFile);
-    try {
-      return open(db, true, ReplayCommand.parseDuration(wait), key);
-    } finally {
-      wipe(key);
-    }
+    return withKey(key -> open(db, true, ReplayCommand.parseDuration(wait), key));
   }
 
   /**
@@ -56,9 +52,14 @@ final class ExistingOutboxFile {
    * so that a file that does not (another application's) is refused without a byte written.
    */
   Opened openForWriting() {
+    return withKey(key -> openExistingForWriting(db, ReplayCommand.parseDuration(wait), key));
+  }
+
+  /** Runs {@code open} with the key of {@code --key-file} (null: none), wiped afterwards. */
+  private Opened withKey(Function<char[], Opened> open) {
     char[] key = readKey(command, keyFile);
     try {
-      return openExistingForWriting(db, ReplayCommand.parseDuration(wait), key);
+      return open.apply(key);
     } finally {
       wipe(key);
     }

@@ -45,7 +45,7 @@ final class CleanMarkRepair {
 
   /** Records that H2 opens {@code file}, cleanly closed at {@code version}, at that version. */
   static void checkedWhole(Path file, long version) {
-    CHECKED_WHOLE.put(key(file), version);
+    CHECKED_WHOLE.put(FileIdentity.of(file), version);
   }
 
   /**
@@ -99,7 +99,7 @@ final class CleanMarkRepair {
    */
   static String mendLocked(FileChannel channel, Path file, FileKey key, long recorded)
       throws IOException {
-    Long checked = CHECKED_WHOLE.remove(key(file));
+    Long checked = CHECKED_WHOLE.remove(FileIdentity.of(file));
     if (checked != null && checked == recorded) {
       return null;
     }
@@ -157,9 +157,5 @@ final class CleanMarkRepair {
     try (MVStore store = builder.open()) {
       return store.getCurrentVersion();
     }
-  }
-
-  private static Path key(Path file) {
-    return FileIdentity.of(file);
   }
 }
