@@ -176,10 +176,10 @@ final class ReplayBenchmark {
         Outbox<Connection> outbox = Outbox.builder(store).build();
         BenchSupport.acceptBacklog(outbox, commands, n -> OutboxCommand.ofJson(
             NotesApplication.OPERATION, entity(n), body(n)), false);
-        long[] alone = timeAccepts(outbox, samples, "alone");
+        ThreadTimes alone = timeAccepts(outbox, samples, "alone");
         OkHttpTransport transport = OkHttpTransport.builder(HttpUrl.get(server.baseUrl()))
             .client(BenchSupport.client(concurrency)).build();
-        long[] draining;
+        ThreadTimes draining;
         try (Replayer<Connection> replayer = Replayer.builder(store, transport)
             .concurrency(concurrency).batchSize(100).build()) {
           replayer.start();
@@ -189,11 +189,11 @@ final class ReplayBenchmark {
             throw new IllegalStateException("replay stalled: " + store.countByStatus());
           }
           System.out.printf("  accept p99 alone %.2f ms, while draining %.2f ms (%,d still "
-              + "queued after the samples)%n", BenchSupport.percentileMillis(alone, 0.99),
-              BenchSupport.percentileMillis(draining, 0.99), left);
+              + "queued after the samples)%n", p99(alone), p99(draining), left);
+          System.out.printf("    alone, %s%n    draining, %s%n", alone.slowest(0.01),
+              draining.slowest(0.01));
         }
-        ratios[round] = BenchSupport.percentileMillis(draining, 0.99)
-            / BenchSupport.percentileMillis(alone, 0.99);
+        ratios[round] = p99(draining) / p99(alone);
       } finally {
         BenchSupport.deleteTree(dir);
       }
@@ -207,17 +207,22 @@ final class ReplayBenchmark {
         "the same accepts just before the drain, same database", ratios, 3);
   }
 
-  private long[] timeAccepts(Outbox<Connection> outbox, int samples, String tag)
+  private static double p99(ThreadTimes accepts) {
+    return BenchSupport.percentileMillis(accepts.wallNanos(), 0.99);
+  }
+
+  /** Times {@code samples} single accepts, 2 ms apart, on this thread. */
+  private ThreadTimes timeAccepts(Outbox<Connection> outbox, int samples, String tag)
       throws InterruptedException {
-    long[] nanos = new long[samples];
+    ThreadTimes times = new ThreadTimes(samples);
     for (int i = 0; i < samples; i++) {
-      long start = System.nanoTime();
+      times.start();
       outbox.accept(OutboxCommand.ofJson(NotesApplication.OPERATION, "probe-" + tag + "-" + i,
           "{\"entity\":\"probe\",\"seq\":" + i + "}"));
-      nanos[i] = System.nanoTime() - start;
+      times.stop(i);
       Thread.sleep(2);
     }
-    return nanos;
+    return times;
   }
 
   /** The reference server's database in {@code dir}, with a pool for its request threads. */
