@@ -152,10 +152,7 @@ public final class OutcomePolicy {
    * becomes unknown so the stored answer is fetched again (reconciled or resent with its key).
    */
   public Decision applyFailed(OutboxRecord held, String detail, Instant now) {
-    return new Decision(new Outcome(Status.UNKNOWN,
-        retry.nextAttemptAt(held.attempt() + 1, now, null),
-        new ErrorInfo(Reason.APPLY_FAILED.wireName(), detail, now), null, true,
-        Reason.APPLY_FAILED), Effect.NONE);
+    return notApplied(held, Reason.APPLY_FAILED, detail, now);
   }
 
   /**
@@ -165,11 +162,18 @@ public final class OutcomePolicy {
    * fetched again once the earlier command has ended.
    */
   public Decision earlierCommandUnsettled(OutboxRecord held, Instant now) {
+    return notApplied(held, Reason.EARLIER_COMMAND_UNSETTLED, "acked, not applied: the command "
+        + "before it in its entity did not end as recorded", now);
+  }
+
+  /**
+   * An answer the receiver committed but that was not applied: unknown, an attempt, due after
+   * the back-off, so the stored answer is fetched again.
+   */
+  private Decision notApplied(OutboxRecord held, Reason reason, String detail, Instant now) {
     return new Decision(new Outcome(Status.UNKNOWN,
         retry.nextAttemptAt(held.attempt() + 1, now, null),
-        new ErrorInfo(Reason.EARLIER_COMMAND_UNSETTLED.wireName(), "acked, not applied: the "
-            + "command before it in its entity did not end as recorded", now), null, true,
-        Reason.EARLIER_COMMAND_UNSETTLED), Effect.NONE);
+        new ErrorInfo(reason.wireName(), detail, now), null, true, reason), Effect.NONE);
   }
 
   /**
