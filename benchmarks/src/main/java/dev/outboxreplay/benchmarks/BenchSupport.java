@@ -68,6 +68,11 @@ final class BenchSupport {
     outbox.acceptAll(batch);
   }
 
+  /** The H2 data file of the database {@code database} (its name without {@code .mv.db}). */
+  static Path dataFile(Path database) {
+    return database.resolveSibling(database.getFileName() + ".mv.db");
+  }
+
   /**
    * Rewrites the closed database file {@code database} (its name without {@code .mv.db}) with H2's
    * {@code SHUTDOWN COMPACT}: every row and index entry, no dead page, so its size is the live

@@ -200,7 +200,7 @@ final class FileSizeProbe {
           Thread.sleep(pauseMillis);
         }
       }
-      fileBytes = Files.size(Path.of(file + ".mv.db"));
+      fileBytes = Files.size(BenchSupport.dataFile(file));
       // then idle, as an app between bursts: space freed longer than H2's retention time ago
       // can be given back only now
       long idleEnd = System.nanoTime() + idleSeconds * 1_000_000_000L;
@@ -209,9 +209,9 @@ final class FileSizeProbe {
         Thread.sleep(Math.min(15_000, Math.max(1, (idleEnd - System.nanoTime()) / 1_000_000)));
         idleRatio = report(db, file, cycles, started);
       }
-      idleBytes = Files.size(Path.of(file + ".mv.db"));
+      idleBytes = Files.size(BenchSupport.dataFile(file));
     }
-    System.out.printf("closed: file %,d bytes%n", Files.size(Path.of(file + ".mv.db")));
+    System.out.printf("closed: file %,d bytes%n", Files.size(BenchSupport.dataFile(file)));
     long compacted = compactedCopy(dir, file);
     System.out.printf("the same rows in a fully compacted copy: %,d bytes; the file after the "
         + "idle time was %.2f times that%n", compacted, idleBytes / (double) compacted);
@@ -226,9 +226,9 @@ final class FileSizeProbe {
    */
   private static long compactedCopy(Path dir, Path file) throws Exception {
     Path copy = dir.resolve("compacted");
-    Files.copy(Path.of(file + ".mv.db"), Path.of(copy + ".mv.db"));
+    Files.copy(BenchSupport.dataFile(file), BenchSupport.dataFile(copy));
     BenchSupport.compactToLiveData(copy);
-    return Files.size(Path.of(copy + ".mv.db"));
+    return Files.size(BenchSupport.dataFile(copy));
   }
 
   private static double report(H2Database db, Path file, int done, long started)
@@ -257,7 +257,7 @@ final class FileSizeProbe {
         info.put(rs.getString(1), rs.getString(2));
       }
     }
-    long size = Files.size(Path.of(file + ".mv.db"));
+    long size = Files.size(BenchSupport.dataFile(file));
     System.out.printf("%,9d cycles  %5.0f s  file %,13d bytes  rows %,8d  live ~%,11d bytes  "
         + "file/live %6.1f  H2 fill: file %s%%, chunks %s%%, rewritable chunks %s%%%n", done,
         (System.nanoTime() - started) / 1e9, size, rows, live + audit,

@@ -204,12 +204,8 @@ final class HistoryProbe {
 
   /** The sizes of the two files, for the figure's name. */
   private static String sizes(Path big, Path none) throws Exception {
-    return String.format("%.0f MB and %.1f MB", Files.size(mvFile(big)) / 1e6,
-        Files.size(mvFile(none)) / 1e6);
-  }
-
-  private static Path mvFile(Path database) {
-    return database.resolveSibling(database.getFileName() + ".mv.db");
+    return String.format("%.0f MB and %.1f MB", Files.size(BenchSupport.dataFile(big)) / 1e6,
+        Files.size(BenchSupport.dataFile(none)) / 1e6);
   }
 
   /** Prints the history times and the no-history times of {@link #alternatingPairs}. */
