@@ -17,7 +17,8 @@ import java.util.Objects;
  *       ({@code consumed}, {@code duplicate}, {@code duplicate_mismatch},
  *       {@code integrity_failure}).
  *   <li>{@code inbox.integrity.failures} and {@code inbox.mismatches} (gauges): messages in those
- *       states now; each read is one query, so scrape them at a modest rate.
+ *       states now; each read is one query, so scrape them at a modest rate. They hold the inbox
+ *       strongly: they keep reporting when the application keeps no reference of its own.
  * </ul>
  *
  * Thread-safe.
@@ -39,9 +40,9 @@ public final class InboxMetrics implements MeterBinder {
   public void bindTo(MeterRegistry registry) {
     this.registry = Objects.requireNonNull(registry, "registry == null");
     Gauge.builder("inbox.integrity.failures", inbox, i -> i.integrityFailures().size())
-        .description("messages consumed whose staged result is missing").register(registry);
+        .strongReference(true).description("messages consumed whose staged result is missing").register(registry);
     Gauge.builder("inbox.mismatches", inbox, i -> i.mismatches().size())
-        .description("message ids delivered again with other bytes").register(registry);
+        .strongReference(true).description("message ids delivered again with other bytes").register(registry);
   }
 
   /** Counts {@code result} and returns it. */

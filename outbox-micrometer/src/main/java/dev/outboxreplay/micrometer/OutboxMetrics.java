@@ -40,7 +40,9 @@ import java.util.concurrent.ConcurrentHashMap;
  * </ul>
  *
  * Tag values are the lower-case wire names of {@link Status} and {@link Reason}: a bounded set.
- * Thread-safe.
+ * The gauges hold this binder strongly: they keep reporting when the application keeps no
+ * reference of its own, and the registry keeps the binder and its store reachable until the
+ * meters are removed. Thread-safe.
  */
 public final class OutboxMetrics implements MeterBinder, OutboxListener {
   /** Default longest age of the status counts behind the gauges. */
@@ -75,11 +77,11 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
     this.registry = Objects.requireNonNull(registry, "registry == null");
     for (Status status : Status.values()) {
       Gauge.builder("outbox.commands", this, m -> m.count(status))
-          .tag("status", status.wireName())
+          .tag("status", status.wireName()).strongReference(true)
           .description("outbox rows in this status").register(registry);
     }
     Gauge.builder("outbox.oldest.open.age", this, OutboxMetrics::oldestOpenAgeSeconds)
-        .baseUnit("seconds")
+        .baseUnit("seconds").strongReference(true)
         .description("age of the oldest command not yet acked, conflict or rejected")
         .register(registry);
   }

@@ -13,6 +13,7 @@ import dev.outboxreplay.h2.H2OutboxStore;
 import dev.outboxreplay.testkit.AckingTransport;
 import dev.outboxreplay.testkit.ManualClock;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.lang.ref.WeakReference;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
@@ -63,6 +64,50 @@ class MetricsTest {
           .as("measured by the replayer's clock").isGreaterThanOrEqualTo(250);
       assertThat(registry.get("outbox.pass").tag("idle", "false").timer().count()).isEqualTo(1);
     }
+  }
+
+  /**
+   * Micrometer holds a gauge's object weakly unless told otherwise: a binder the application
+   * binds and drops (as the README shows) would read NaN after the next collection.
+   */
+  @Test
+  void gaugesKeepReportingWhenTheApplicationKeepsNoReference() throws Exception {
+    try (H2Database db = H2Database.open(dir.resolve("dropped"))) {
+      H2OutboxStore store = H2OutboxStore.create(db);
+      Outbox.builder(store).build().accept(OutboxCommand.of("note.put", "note-1", Map.of()));
+      Inbox<Connection> inbox = Inbox.builder(H2InboxStore.create(db),
+          (Connection tx, InboxMessage m) -> m.bytes(), (scope, id, result) -> { }).build();
+      SimpleMeterRegistry registry = new SimpleMeterRegistry();
+      WeakReference<OutboxMetrics> outboxMetrics = bindAndDrop(store, registry);
+      WeakReference<Inbox<Connection>> inboxHeld = new WeakReference<>(inbox);
+      InboxMetrics.of(inbox).bindTo(registry);
+      inbox = null;
+      collectUntilCleared();
+
+      assertThat(outboxMetrics.get()).as("the registry keeps the binder").isNotNull();
+      assertThat(inboxHeld.get()).as("the registry keeps the inbox").isNotNull();
+      assertThat(registry.get("outbox.commands").tag("status", "queued").gauge().value())
+          .isEqualTo(1);
+      assertThat(registry.get("outbox.oldest.open.age").gauge().value()).isNotNaN();
+      assertThat(registry.get("inbox.mismatches").gauge().value()).isZero();
+      assertThat(registry.get("inbox.integrity.failures").gauge().value()).isZero();
+    }
+  }
+
+  private static WeakReference<OutboxMetrics> bindAndDrop(H2OutboxStore store,
+      SimpleMeterRegistry registry) {
+    OutboxMetrics metrics = OutboxMetrics.of(store);
+    metrics.bindTo(registry);
+    return new WeakReference<>(metrics);
+  }
+
+  /** Runs full collections until an object reachable only weakly is gone (at most 50). */
+  private static void collectUntilCleared() {
+    WeakReference<Object> sentinel = new WeakReference<>(new Object());
+    for (int i = 0; i < 50 && sentinel.get() != null; i++) {
+      System.gc();
+    }
+    assertThat(sentinel.get()).as("a collection ran").isNull();
   }
 
   @Test
