@@ -63,7 +63,7 @@ public final class Benchmarks {
       case "stalled" -> figures.addAll(new StalledClientsProbe(args.length > 2
           ? java.util.Arrays.stream(args, 2, args.length).mapToInt(Integer::parseInt).toArray()
           : new int[] {16, 128, 255, 300}, intArg(args, 1, 20)).run());
-      case "floor" -> figures.addAll(new FloorProbe(intArg(args, 1, 10_000),
+      case "floor" -> figures.addAll(new FloorProbe(intArg(args, 1, 20_000),
           intArg(args, 2, 8), intArg(args, 3, 3)).run());
       default -> {
         System.err.println("unknown benchmark '" + which
