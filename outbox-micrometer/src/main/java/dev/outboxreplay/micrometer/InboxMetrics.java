@@ -40,9 +40,11 @@ public final class InboxMetrics implements MeterBinder {
   public void bindTo(MeterRegistry registry) {
     this.registry = Objects.requireNonNull(registry, "registry == null");
     Gauge.builder("inbox.integrity.failures", inbox, i -> i.integrityFailures().size())
-        .strongReference(true).description("messages consumed whose staged result is missing").register(registry);
+        .strongReference(true)
+        .description("messages consumed whose staged result is missing").register(registry);
     Gauge.builder("inbox.mismatches", inbox, i -> i.mismatches().size())
-        .strongReference(true).description("message ids delivered again with other bytes").register(registry);
+        .strongReference(true)
+        .description("message ids delivered again with other bytes").register(registry);
   }
 
   /** Counts {@code result} and returns it. */
