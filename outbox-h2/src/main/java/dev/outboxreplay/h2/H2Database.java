@@ -153,9 +153,14 @@ public final class H2Database implements AutoCloseable {
     if (!existed) {
       PrivateFiles.restrictToOwner(dataFile(file));
     }
-    try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
-      // Persisted by H2, but set on every open so a file made elsewhere gets it too.
-      s.execute("SET WRITE_DELAY 0");
+    try {
+      // Persisted by H2, but set on every open so a file made elsewhere gets it too. Run again
+      // when the process serving the file closes under it: setting it twice does no harm.
+      Handover.retry(() -> {
+        try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
+          return s.execute("SET WRITE_DELAY 0");
+        }
+      }, e -> false, builder.openWait);
     } catch (SQLException e) {
       pool.close();
       FileCheck.closedHere(dataFile(file));

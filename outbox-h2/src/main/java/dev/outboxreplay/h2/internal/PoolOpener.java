@@ -10,6 +10,9 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -88,13 +91,48 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
 
   /**
    * Opens the pool. Its data source ({@link RetryingOpenDataSource}) already opens again for up
-   * to the open wait while other processes open or take over the same file.
+   * to the open wait while other processes open or take over the same file. A pool whose first
+   * connection the serving process closed after that data source handed it over (between its
+   * round trip and the pool's own first statements) is opened anew, while less than the open
+   * wait has passed since this call began.
+   *
+   * @throws OutboxStorageException when the pool cannot be opened
    */
   public HikariDataSource open(boolean readOnlyFile) {
-    try {
-      return new HikariDataSource(poolConfig(readOnlyFile));
-    } catch (RuntimeException e) {
-      throw H2Errors.onOpen(dataFile(), e);
+    return openAgainAfterHandover(() -> new HikariDataSource(poolConfig(readOnlyFile)),
+        openWait, dataFile());
+  }
+
+  /**
+   * Runs {@code openPool} and returns its pool. When it fails because the process serving the
+   * file closed or died under the pool's first connection ({@link Handover#handoverCause}), runs
+   * it again after a pause of 10 to 20 ms, while less than {@code openWait} has passed since this
+   * call began. Any other failure, or one after that, is thrown as an {@link
+   * OutboxStorageException} naming {@code dataFile}. (Each run's data source has its own open
+   * wait, so a run begun late in this one's can end up to one open wait later.)
+   *
+   * <p>Seen in {@code InboxCrashTest}: a process connected through another's server, the round
+   * trip of {@link RetryingOpenDataSource} succeeded, and then that server's {@code SHUTDOWN}
+   * failed the pool's own first statement ("The database is open in exclusive mode", 90135),
+   * which HikariCP turns into a failed pool.
+   */
+  static HikariDataSource openAgainAfterHandover(Supplier<HikariDataSource> openPool,
+      Duration openWait, Path dataFile) {
+    long began = System.nanoTime();
+    while (true) {
+      try {
+        return openPool.get();
+      } catch (RuntimeException e) {
+        SQLException handover = Handover.handoverCause(e);
+        boolean inTime = System.nanoTime() - began < openWait.toNanos();
+        if (handover == null || !inTime || Thread.currentThread().isInterrupted()) {
+          throw H2Errors.onOpen(dataFile, e);
+        }
+        LOG.debug("opening {} again: the process serving it went away under the first "
+            + "connection ({})", dataFile, H2Errors.firstLine(handover.getMessage()));
+        LockSupport.parkNanos(Duration.ofMillis(
+            10 + ThreadLocalRandom.current().nextLong(10)).toNanos());
+      }
     }
   }
 
