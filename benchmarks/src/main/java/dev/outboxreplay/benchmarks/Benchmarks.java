@@ -30,7 +30,7 @@ public final class Benchmarks {
     List<Figure> figures = new ArrayList<>();
     switch (which) {
       case "all" -> {
-        // each benchmark at its default size, fewer rounds: about 17 minutes on 2 cores
+        // each benchmark at its default size, fewer rounds: 14 to 17 minutes on 2 cores
         // accept: 5 rounds, its single-thread ratio spread 0.69-0.90 over 3 rounds of one run here
         figures.addAll(new AcceptBenchmark(20_000, 8, 5, Durability.PROCESS_CRASH_SAFE).run());
         figures.addAll(new InboxBenchmark(5_000, 3).run());
