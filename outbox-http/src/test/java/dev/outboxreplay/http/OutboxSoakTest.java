@@ -168,11 +168,14 @@ class OutboxSoakTest {
                 survivors.append("\n--- ").append(i.role).append(": ")
                     .append(i.count("ACK ") - acceptsAtKill.getOrDefault(i.role, 0L))
                     .append(" accepts since the kill; last lines ").append(tail)
-                    .append("; stderr:\n").append(i.child.stderrText());
+                    .append("; stderr:\n").append(i.child.stderrText())
+                    .append("\n--- ").append(i.role).append(" (pid ").append(i.child.pid())
+                    .append("): threads\n").append(i.child.threadDump(Duration.ofSeconds(20)));
               }
               throw new AssertionError("seed " + seed + " round " + round + ": the accepting "
                   + "survivors did not make 15 accepts each within " + QUIET + " after the kill "
-                  + "of " + victims + survivors, e);
+                  + "of " + victims + "; H2's lock file: " + lockFileText(clientFile) + survivors,
+                  e);
             }
             Instance replayer = running.get("replay");
             if (replayer != null) {
@@ -292,6 +295,15 @@ class OutboxSoakTest {
           }
         }
       }
+    }
+  }
+
+  /** H2's lock file of {@code file}: which process serves it, at which address, by which key. */
+  private static String lockFileText(Path file) {
+    try {
+      return Files.readString(file.resolveSibling(file.getFileName() + ".lock.db"));
+    } catch (java.io.IOException e) {
+      return "(unreadable: " + e + ")";
     }
   }
 

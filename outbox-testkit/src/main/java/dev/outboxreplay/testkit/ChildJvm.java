@@ -143,6 +143,38 @@ public final class ChildJvm implements AutoCloseable {
     return process.pid();
   }
 
+  /**
+   * The child's threads and their stacks, for a failure message: what {@code jcmd PID
+   * Thread.print} of the running JDK prints, waited for at most {@code timeout}; else a line
+   * saying why there is none. Never throws.
+   */
+  public String threadDump(Duration timeout) {
+    Path jcmd = Path.of(System.getProperty("java.home"), "bin", "jcmd");
+    if (!process.isAlive() || !Files.isExecutable(jcmd)) {
+      return "(no thread dump: " + (process.isAlive() ? jcmd + " not found" : "child ended")
+          + ")";
+    }
+    try {
+      Path out = Files.createTempFile("child-threads-", ".txt");
+      try {
+        Process dump = new ProcessBuilder(jcmd.toString(), Long.toString(process.pid()),
+            "Thread.print").redirectErrorStream(true).redirectOutput(out.toFile()).start();
+        if (!dump.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+          dump.destroyForcibly();
+          return "(no thread dump: jcmd did not answer within " + timeout + ")";
+        }
+        return Files.readString(out);
+      } finally {
+        Files.deleteIfExists(out);
+      }
+    } catch (IOException e) {
+      return "(no thread dump: " + e + ")";
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "(no thread dump: interrupted)";
+    }
+  }
+
   /** Whether the child process still runs. */
   public boolean isAlive() {
     return process.isAlive();
