@@ -58,7 +58,32 @@ public final class Handover {
    */
   public static <R> R retry(SqlCall<R> call, java.util.function.Predicate<SQLException> alsoRetry,
       Duration retryFor) throws SQLException {
-    long deadline = 0;
+    return retry(call, alsoRetry, retryFor, false, Pacing.SYSTEM);
+  }
+
+  /**
+   * As {@link #retry(SqlCall)}, but runs {@code call} again only while less than {@code within}
+   * has passed since this method was called: for a call that itself already retries for a while
+   * (each pool opened retries its own connections), so that the two bounds do not add up.
+   */
+  public static <R> R retryWithin(SqlCall<R> call, Duration within) throws SQLException {
+    return retryWithin(call, within, Pacing.SYSTEM);
+  }
+
+  /** As {@link #retryWithin(SqlCall, Duration)}, with the time and pauses of {@code pacing}. */
+  static <R> R retryWithin(SqlCall<R> call, Duration within, Pacing pacing) throws SQLException {
+    return retry(call, e -> false, within, true, pacing);
+  }
+
+  /**
+   * The retry loop. The bound counts from the first failure (which is always tried once more),
+   * or with {@code fromStart} from the first try.
+   */
+  private static <R> R retry(SqlCall<R> call, java.util.function.Predicate<SQLException> alsoRetry,
+      Duration bound, boolean fromStart, Pacing pacing) throws SQLException {
+    long boundNanos = bound.toNanos();
+    boolean counting = fromStart;
+    long since = fromStart ? pacing.nanoTime() : 0;
     long pause = FIRST_PAUSE_MILLIS;
     while (true) {
       try {
@@ -67,20 +92,42 @@ public final class Handover {
         if (!(isHandover(e) || alsoRetry.test(e))) {
           throw e;
         }
-        long now = System.nanoTime();
-        if (deadline == 0) {
-          deadline = now + retryFor.toNanos();
-        } else if (now - deadline > 0) {
+        long now = pacing.nanoTime();
+        if (!counting) {
+          counting = true;
+          since = now;
+        } else if (now - since >= boundNanos) {
           throw e;
         }
         if (Thread.currentThread().isInterrupted()) {
           throw e;
         }
-        LockSupport.parkNanos(Duration.ofMillis(
-            pause + ThreadLocalRandom.current().nextLong(pause)).toNanos());
+        pacing.pause(pause);
         pause = Math.min(pause * 2, LONGEST_PAUSE_MILLIS);
       }
     }
+  }
+
+  /** The time a retry loop reads and how it pauses; {@link #SYSTEM} but in tests. */
+  interface Pacing {
+    /** The JVM's monotonic clock and a park of {@code millis} to twice that, at random. */
+    Pacing SYSTEM = new Pacing() {
+      @Override
+      public long nanoTime() {
+        return System.nanoTime();
+      }
+
+      @Override
+      public void pause(long millis) {
+        LockSupport.parkNanos(Duration.ofMillis(
+            millis + ThreadLocalRandom.current().nextLong(millis)).toNanos());
+      }
+    };
+
+    long nanoTime();
+
+    /** Pauses for at least {@code millis} and less than twice that. */
+    void pause(long millis);
   }
 
   /**

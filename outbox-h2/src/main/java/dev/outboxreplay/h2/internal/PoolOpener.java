@@ -6,12 +6,11 @@ import dev.outboxreplay.OutboxStorageException;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.sql.SQLTransientConnectionException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.Supplier;
 import javax.sql.DataSource;
 import org.slf4j.Logger;
@@ -100,16 +99,15 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
    */
   public HikariDataSource open(boolean readOnlyFile) {
     return openAgainAfterHandover(() -> new HikariDataSource(poolConfig(readOnlyFile)),
-        openWait, dataFile());
+        openWait, dataFile(), Handover.Pacing.SYSTEM);
   }
 
   /**
-   * Runs {@code openPool} and returns its pool. When it fails because the process serving the
-   * file closed or died under the pool's first connection ({@link Handover#handoverCause}), runs
-   * it again after a pause of 10 to 20 ms, while less than {@code openWait} has passed since this
-   * call began. Any other failure, or one after that, is thrown as an {@link
-   * OutboxStorageException} naming {@code dataFile}. (Each run's data source has its own open
-   * wait, so a run begun late in this one's can end up to one open wait later.)
+   * Runs {@code openPool} and returns its pool, through {@link Handover#retryWithin}: when it
+   * fails because the process serving the file closed or died under the pool's first connection
+   * ({@link Handover#handoverCause}), it runs again while less than {@code openWait} has passed
+   * since this call began. Any other failure, or one after that, is thrown as an {@link
+   * OutboxStorageException} naming {@code dataFile}.
    *
    * <p>Seen in {@code InboxCrashTest}: a process connected through another's server, the round
    * trip of {@link RetryingOpenDataSource} succeeded, and then that server's {@code SHUTDOWN}
@@ -117,22 +115,29 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
    * which HikariCP turns into a failed pool.
    */
   static HikariDataSource openAgainAfterHandover(Supplier<HikariDataSource> openPool,
-      Duration openWait, Path dataFile) {
-    long began = System.nanoTime();
-    while (true) {
-      try {
-        return openPool.get();
-      } catch (RuntimeException e) {
-        SQLException handover = Handover.handoverCause(e);
-        boolean inTime = System.nanoTime() - began < openWait.toNanos();
-        if (handover == null || !inTime || Thread.currentThread().isInterrupted()) {
-          throw H2Errors.onOpen(dataFile, e);
+      Duration openWait, Path dataFile, Handover.Pacing pacing) {
+    try {
+      return Handover.retryWithin(() -> {
+        try {
+          return openPool.get();
+        } catch (RuntimeException e) {
+          if (Handover.handoverCause(e) == null) {
+            throw e;
+          }
+          throw new ServerWentAway(e);
         }
-        LOG.debug("opening {} again: the process serving it went away under the first "
-            + "connection ({})", dataFile, H2Errors.firstLine(handover.getMessage()));
-        LockSupport.parkNanos(Duration.ofMillis(
-            10 + ThreadLocalRandom.current().nextLong(10)).toNanos());
-      }
+      }, openWait, pacing);
+    } catch (ServerWentAway e) {
+      throw H2Errors.onOpen(dataFile, e.getCause());
+    } catch (SQLException | RuntimeException e) {
+      throw H2Errors.onOpen(dataFile, e);
+    }
+  }
+
+  /** HikariCP's failure to open a pool, as the handover {@link Handover#retryWithin} retries. */
+  private static final class ServerWentAway extends SQLTransientConnectionException {
+    ServerWentAway(RuntimeException poolFailure) {
+      super(poolFailure.getMessage(), poolFailure);
     }
   }
 
