@@ -31,15 +31,18 @@ import java.util.UUID;
  * the same machine, bounds what a replayer on this table can reach on it when CPU is the limit.
  */
 final class FloorProbe {
-  private static final String CLAIM = "UPDATE outbox_command SET status = 'claimed', "
-      + "claimed_from = 'queued', claim_owner = 'floor', fencing_token = NEXT VALUE FOR "
-      + "outbox_fencing_token, lease_expires_at = ?, updated_at = ? WHERE command_id = ? "
-      + "AND status = 'queued'";
-  private static final String MARK = "UPDATE outbox_command SET status = 'sending', "
-      + "lease_expires_at = ?, updated_at = ? WHERE command_id = ? AND status = ?";
-  private static final String ANSWER = "UPDATE outbox_command SET status = 'acked', "
-      + "response_status = 201, response_body = ?, lease_expires_at = NULL, updated_at = ? "
-      + "WHERE command_id = ? AND status = 'sending'";
+  private static final String CLAIM = "UPDATE outbox_command SET status = '"
+      + Status.CLAIMED.wireName() + "', claimed_from = '" + Status.QUEUED.wireName() + "', "
+      + "claim_owner = 'floor', fencing_token = NEXT VALUE FOR outbox_fencing_token, "
+      + "lease_expires_at = ?, updated_at = ? WHERE command_id = ? AND status = '"
+      + Status.QUEUED.wireName() + "'";
+  private static final String MARK = "UPDATE outbox_command SET status = '"
+      + Status.SENDING.wireName() + "', lease_expires_at = ?, updated_at = ? "
+      + "WHERE command_id = ? AND status = ?";
+  private static final String ANSWER = "UPDATE outbox_command SET status = '"
+      + Status.ACKED.wireName() + "', response_status = 201, response_body = ?, "
+      + "lease_expires_at = NULL, updated_at = ? WHERE command_id = ? AND status = '"
+      + Status.SENDING.wireName() + "'";
   private static final String AUDIT = "INSERT INTO outbox_audit (command_id, idempotency_key, "
       + "from_status, to_status, fencing_token, reason, at) VALUES (?, ?, ?, ?, 0, ?, ?)";
   private static final byte[] RESPONSE = "{\"ok\":true}".getBytes(StandardCharsets.UTF_8);

@@ -12,6 +12,7 @@ import dev.outboxreplay.server.IdempotentServer;
 import dev.outboxreplay.server.NotesApplication;
 import dev.outboxreplay.testkit.ChildJvm;
 import dev.outboxreplay.testkit.Seeds;
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -302,7 +303,7 @@ class OutboxSoakTest {
   private static String lockFileText(Path file) {
     try {
       return Files.readString(file.resolveSibling(file.getFileName() + ".lock.db"));
-    } catch (java.io.IOException e) {
+    } catch (IOException e) {
       return "(unreadable: " + e + ")";
     }
   }
