@@ -17,6 +17,17 @@ public enum Reason {
   SENDING(false),
   /** The receiver confirmed the effect (2xx). */
   ACKED(true),
+  /**
+   * The receiver confirmed the effect (2xx) with an answer too large to keep: acked, and the
+   * response applier got no answer.
+   */
+  ACKED_WITHOUT_ANSWER(true),
+  /**
+   * A resend that a receiver refused because it had seen the key before ({@link
+   * TransportResult.Kind#KEY_ALREADY_USED}), after an earlier attempt that may have reached it:
+   * that attempt took effect. Acked; the response applier got no answer.
+   */
+  ALREADY_APPLIED(true),
   /** The receiver's reconciliation endpoint said the key was committed; applied without resend. */
   RECONCILED_COMMITTED(true),
   /** The receiver's reconciliation endpoint said the key is still being processed. */

@@ -25,6 +25,11 @@ public interface ResponseApplier<T> {
    * Applies {@code response} to local state. Throwing rolls back the ack as well: the row then
    * becomes unknown ({@link Reason#APPLY_FAILED}) and the receiver's stored answer is fetched
    * again later, by reconciliation or a resend with the same key.
+   *
+   * @param response the receiver's answer; null when the effect is confirmed but its answer is
+   *     not available: the receiver refused a resend as a repeat ({@link
+   *     Reason#ALREADY_APPLIED}), or the answer was longer than the transport keeps ({@link
+   *     Reason#ACKED_WITHOUT_ANSWER})
    */
   void apply(T transaction, OutboxRecord command, StoredResponse response) throws Exception;
 }

@@ -35,6 +35,15 @@ public record TransportResult(Kind kind, StoredResponse response, Duration retry
     UNKNOWN,
     /** 409 in progress: the server is still processing this key; retry later, same key. */
     IN_PROGRESS,
+    /**
+     * The receiver refused the request because it has seen its key before, without giving its
+     * stored answer (django-idempotency-key answers every repeat with 409 by default). On a
+     * resend after an attempt that may have reached the receiver it means that attempt took
+     * effect: acked without an answer ({@link Reason#ALREADY_APPLIED}). On a first attempt it
+     * means another request used the key: a conflict. Never a default: a transport classifies a
+     * status so only when told to.
+     */
+    KEY_ALREADY_USED,
     /** Business conflict (409) or key reused with another payload (422): terminal. */
     CONFLICT,
     /** Refused for good (other 4xx): terminal. */

@@ -22,10 +22,14 @@ public final class OkHttpClients {
 
   /**
    * Applies the outbox's settings to an application's own builder (keeping its interceptors,
-   * TLS, proxy and so on): no retry on connection failure, no redirects, a call timeout.
+   * TLS, proxy and so on): no retry on connection failure, no redirects, a call timeout, and a
+   * {@code Retry-After} too large for OkHttp's own parsing clamped ({@link RetryAfterClamp}).
    */
   public static OkHttpClient.Builder configure(OkHttpClient.Builder builder, Duration callTimeout) {
     Arguments.positive("callTimeout", callTimeout);
+    if (!builder.networkInterceptors().contains(RetryAfterClamp.INSTANCE)) {
+      builder.addNetworkInterceptor(RetryAfterClamp.INSTANCE);
+    }
     return builder
         .retryOnConnectionFailure(false)
         .followRedirects(false)

@@ -52,7 +52,8 @@ import org.slf4j.LoggerFactory;
  *   <tr><td>2xx</td><td>ACKED</td></tr>
  *   <tr><td>408, 425, 429, 500, 502, 503, 504 and other 5xx (Retry-After honored)</td>
  *       <td>RETRYABLE</td></tr>
- *   <tr><td>409 whose problem type is request-in-progress</td><td>IN_PROGRESS</td></tr>
+ *   <tr><td>409 whose problem type is request-in-progress; 423 (a receiver's lock on the key,
+ *       such as django-idempotency-key's lock timeout)</td><td>IN_PROGRESS</td></tr>
  *   <tr><td>other 409, and 422 (key reused with another payload)</td><td>CONFLICT</td></tr>
  *   <tr><td>401</td><td>UNAUTHORIZED</td></tr>
  *   <tr><td>403</td><td>FORBIDDEN</td></tr>
@@ -60,7 +61,14 @@ import org.slf4j.LoggerFactory;
  * </table>
  *
  * <p>A 2xx is never turned into a resend. {@code Retry-After} is read in every form RFC 9110
- * allows ({@link RetryAfter}).
+ * allows ({@link RetryAfter}). A receiver that answers every repeat of a key with a status of its
+ * own instead of the stored answer (django-idempotency-key's default 409) is classified with
+ * {@link Kind#KEY_ALREADY_USED}: {@code classify(409, Kind.KEY_ALREADY_USED)}.
+ *
+ * <p>An answer's body is read up to {@link Builder#maxResponseBytes} (default {@value
+ * #DEFAULT_MAX_RESPONSE_BYTES} bytes). A 2xx with a longer body is acked without its answer
+ * (error code {@code response_too_large}; the response applier gets none); any other longer
+ * answer keeps its first bytes as detail.
  *
  * <p>Reconciliation: with {@link Builder#reconciliation(boolean)} on (the default), a row whose
  * outcome is unknown is first looked up on the receiver's reconciliation endpoint. A receiver
@@ -74,6 +82,8 @@ public final class OkHttpTransport implements Transport {
   private static final MediaType JSON = MediaType.get("application/json");
   private static final ObjectMapper MAPPER = new ObjectMapper();
   private static final String IN_PROGRESS_TYPE = "urn:outbox:problem:request-in-progress";
+  /** Default longest answer body read: 1 MiB, as the default payload limit. */
+  public static final int DEFAULT_MAX_RESPONSE_BYTES = 1 << 20;
 
   private final OkHttpClient client;
   private final Function<OutboxRecord, HttpUrl> route;
@@ -83,6 +93,8 @@ public final class OkHttpTransport implements Transport {
   private final ReconciliationClient reconciliation;
   private final AtomicBoolean reconciliationAvailable;
   private final FailureInjector failures;
+  private final KeyHeaderFormat keyFormat;
+  private final int maxResponseBytes;
 
   private OkHttpTransport(Builder b) {
     // A send carries its tracker as a request tag; other calls (reconciliation) get none.
@@ -98,7 +110,10 @@ public final class OkHttpTransport implements Transport {
         : command -> base.newBuilder().addPathSegment(command.operation()).build();
     this.overrides = Map.copyOf(b.overrides);
     this.clock = b.clock;
-    this.reconciliation = b.reconcile ? new ReconciliationClient(client, base) : null;
+    this.reconciliation = b.reconcile
+        ? new ReconciliationClient(client, base, b.keyFormat, b.maxResponseBytes) : null;
+    this.keyFormat = b.keyFormat;
+    this.maxResponseBytes = b.maxResponseBytes;
     this.reconciliationAvailable = new AtomicBoolean(b.reconcile);
     this.failures = b.failures;
   }
@@ -115,12 +130,18 @@ public final class OkHttpTransport implements Transport {
       return TransportResult.of(Kind.REJECTED, null, "invalid_operation",
           "not sent: the operation name is not " + OperationName.GRAMMAR);
     }
+    String key;
+    try {
+      key = keyFormat.headerValue(command.idempotencyKey());
+    } catch (IllegalArgumentException e) {
+      return TransportResult.of(Kind.REJECTED, null, "invalid_key_header", "not sent: "
+          + e.getMessage());
+    }
     SendTracker tracker = new SendTracker(failures);
     Request.Builder request = new Request.Builder().url(route.apply(command))
         .tag(SendTracker.class, tracker)
         .post(new OneShotBody(command.payload().bytes()))
-        .header(HttpContract.IDEMPOTENCY_KEY,
-            HttpContract.toStructuredString(command.idempotencyKey().value()))
+        .header(HttpContract.IDEMPOTENCY_KEY, key)
         .header(HttpContract.CONTENT_DIGEST,
             HttpContract.contentDigestOf(command.payload().sha256()))
         .header(HttpContract.COMMAND_ID, command.commandId().toString())
@@ -130,7 +151,7 @@ public final class OkHttpTransport implements Transport {
       request.header("Authorization", "Bearer " + session.credentials());
     }
     try (Response response = client.newCall(request.build()).execute()) {
-      byte[] body = response.body().bytes();
+      LimitedBody body = LimitedBody.read(response.body(), maxResponseBytes);
       return classify(response, body);
     } catch (IOException e) {
       if (!tracker.requestStarted) {
@@ -152,6 +173,8 @@ public final class OkHttpTransport implements Transport {
     try {
       return Optional.of(reconciliation.reconcile(command.idempotencyKey(), session.tenant(),
           session.credentials()));
+    } catch (ReconciliationClient.TooLargeException e) {
+      return Optional.empty(); // resent with its key: the receiver gives its stored answer
     } catch (ReconciliationClient.UnsupportedException e) {
       if (reconciliationAvailable.compareAndSet(true, false)) {
         LOG.info("the receiver has no reconciliation endpoint ({}); commands whose outcome is "
@@ -169,12 +192,20 @@ public final class OkHttpTransport implements Transport {
     return reconciliationAvailable.get();
   }
 
-  private TransportResult classify(Response response, byte[] body) {
+  private TransportResult classify(Response response, LimitedBody body) {
     int code = response.code();
-    StoredResponse stored = new StoredResponse(code, body);
     Duration retryAfter = RetryAfter.parse(response.header("Retry-After"), clock.instant());
-    Kind kind = overrides.containsKey(code) ? overrides.get(code) : defaultKind(code, body);
-    String detail = kind == Kind.ACKED ? "" : new String(body, StandardCharsets.UTF_8);
+    Kind kind = overrides.containsKey(code) ? overrides.get(code)
+        : defaultKind(code, body.bytes());
+    if (kind == Kind.ACKED && body.cut()) {
+      // the effect happened; its answer is too large to keep, so none is applied or stored
+      return new TransportResult(Kind.ACKED, null, retryAfter, "response_too_large",
+          "acked without its answer: the body is longer than " + maxResponseBytes + " bytes");
+    }
+    StoredResponse stored = new StoredResponse(code, body.bytes());
+    String detail = kind == Kind.ACKED ? ""
+        : new String(body.bytes(), StandardCharsets.UTF_8)
+            + (body.cut() ? " [cut at " + maxResponseBytes + " bytes]" : "");
     return new TransportResult(kind, stored, retryAfter, "http_" + code, detail);
   }
 
@@ -188,6 +219,7 @@ public final class OkHttpTransport implements Transport {
       case 403 -> Kind.FORBIDDEN;
       case 408, 425, 429 -> Kind.RETRYABLE;
       case 409 -> isInProgress(body) ? Kind.IN_PROGRESS : Kind.CONFLICT;
+      case 423 -> Kind.IN_PROGRESS;
       case 422 -> Kind.CONFLICT;
       default -> code >= 500 && code < 600 ? Kind.RETRYABLE : Kind.REJECTED;
     };
@@ -264,6 +296,8 @@ public final class OkHttpTransport implements Transport {
     private Clock clock = Clock.systemUTC();
     private boolean reconcile = true;
     private FailureInjector failures = FailureInjector.NONE;
+    private KeyHeaderFormat keyFormat = KeyHeaderFormat.STRUCTURED_STRING;
+    private int maxResponseBytes = DEFAULT_MAX_RESPONSE_BYTES;
 
     private Builder(HttpUrl baseUrl) {
       this.baseUrl = Objects.requireNonNull(baseUrl, "baseUrl == null");
@@ -324,6 +358,25 @@ public final class OkHttpTransport implements Transport {
      */
     public Builder failureInjector(FailureInjector failures) {
       this.failures = Objects.requireNonNull(failures, "failureInjector == null");
+      return this;
+    }
+
+    /**
+     * How the {@code Idempotency-Key} header carries the key, on commands and reconciliation
+     * alike. Default {@link KeyHeaderFormat#STRUCTURED_STRING}, as the IETF draft says.
+     */
+    public Builder keyHeaderFormat(KeyHeaderFormat format) {
+      this.keyFormat = Objects.requireNonNull(format, "keyHeaderFormat == null");
+      return this;
+    }
+
+    /**
+     * The longest answer body read; see the class comment for a longer one. Default {@link
+     * #DEFAULT_MAX_RESPONSE_BYTES}.
+     */
+    public Builder maxResponseBytes(int maxResponseBytes) {
+      this.maxResponseBytes =
+          dev.outboxreplay.internal.Arguments.atLeastOne("maxResponseBytes", maxResponseBytes);
       return this;
     }
 

@@ -13,7 +13,6 @@ import okhttp3.HttpUrl;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.Response;
-import okhttp3.ResponseBody;
 
 /**
  * Asks a receiver what became of an idempotency key, over the reconciliation endpoint defined in
@@ -25,13 +24,30 @@ public final class ReconciliationClient {
 
   private final OkHttpClient client;
   private final HttpUrl endpoint;
+  private final KeyHeaderFormat keyFormat;
+  private final int maxResponseBytes;
 
   /**
    * @param client a client from {@link OkHttpClients}
    * @param baseUrl the receiver's base URL, e.g. {@code http://127.0.0.1:8080}
    */
   public ReconciliationClient(OkHttpClient client, HttpUrl baseUrl) {
+    this(client, baseUrl, KeyHeaderFormat.STRUCTURED_STRING,
+        OkHttpTransport.DEFAULT_MAX_RESPONSE_BYTES);
+  }
+
+  /**
+   * @param client a client from {@link OkHttpClients}
+   * @param baseUrl the receiver's base URL, e.g. {@code http://127.0.0.1:8080}
+   * @param keyFormat how the key header is written, as on the commands themselves
+   * @param maxResponseBytes the longest answer read; a longer one is not a reconciliation
+   *     document
+   */
+  public ReconciliationClient(OkHttpClient client, HttpUrl baseUrl, KeyHeaderFormat keyFormat,
+      int maxResponseBytes) {
     this.client = Objects.requireNonNull(client, "client == null");
+    this.keyFormat = Objects.requireNonNull(keyFormat, "keyFormat == null");
+    this.maxResponseBytes = maxResponseBytes;
     this.endpoint = baseUrl.resolve(
         stripTrailingSlash(baseUrl.encodedPath()) + HttpContract.RECONCILE_PATH);
     if (endpoint == null) {
@@ -44,6 +60,7 @@ public final class ReconciliationClient {
    *
    * @throws UnsupportedException when the receiver has no reconciliation endpoint: it answers
    *     404, 405 or 501, or something that is not a reconciliation document
+   * @throws TooLargeException when the answer is longer than the limit
    * @throws IOException when the receiver cannot be reached or answers another status
    */
   public Reconciliation reconcile(IdempotencyKey key, String tenant) throws IOException {
@@ -57,7 +74,7 @@ public final class ReconciliationClient {
   public Reconciliation reconcile(IdempotencyKey key, String tenant, String credentials)
       throws IOException {
     Request.Builder request = new Request.Builder().url(endpoint).get()
-        .header(HttpContract.IDEMPOTENCY_KEY, HttpContract.toStructuredString(key.value()));
+        .header(HttpContract.IDEMPOTENCY_KEY, keyFormat.headerValue(key));
     if (tenant != null) {
       request.header(HttpContract.TENANT, tenant);
     }
@@ -65,8 +82,8 @@ public final class ReconciliationClient {
       request.header("Authorization", "Bearer " + credentials);
     }
     try (Response response = client.newCall(request.build()).execute()) {
-      ResponseBody body = response.body();
-      String text = body.string();
+      LimitedBody body = LimitedBody.read(response.body(), maxResponseBytes);
+      String text = new String(body.bytes(), java.nio.charset.StandardCharsets.UTF_8);
       int code = response.code();
       if (code == 404 || code == 405 || code == 501) {
         throw new UnsupportedException("GET " + endpoint.encodedPath() + " answered " + code);
@@ -74,12 +91,28 @@ public final class ReconciliationClient {
       if (code != 200) {
         throw new IOException("reconciliation at " + endpoint + " answered " + code);
       }
+      if (body.cut()) {
+        throw new TooLargeException("GET " + endpoint.encodedPath() + " answered more than "
+            + maxResponseBytes + " bytes");
+      }
       try {
         return parse(text);
       } catch (IOException e) {
         throw new UnsupportedException("GET " + endpoint.encodedPath()
             + " answered 200 with something that is not a reconciliation document");
       }
+    }
+  }
+
+  /**
+   * The receiver's answer about this key is longer than the limit (a committed answer with a
+   * huge body): this key cannot be reconciled; a resend with the same key gets the stored answer.
+   */
+  public static final class TooLargeException extends IOException {
+    private static final long serialVersionUID = 1L;
+
+    public TooLargeException(String message) {
+      super(message);
     }
   }
 

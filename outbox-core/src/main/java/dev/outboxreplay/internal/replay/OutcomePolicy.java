@@ -101,12 +101,23 @@ public final class OutcomePolicy {
       case ACKED -> {
         if (!sessionAdmits) {
           // the receiver has the effect: keep it unknown so it is reconciled, never poisoned
-          yield new Decision(new Outcome(Status.UNKNOWN, now, new ErrorInfo(
-              Reason.STALE_RESPONSE.wireName(), "the session changed while the request was in "
-                  + "flight; not applied", now), null, false, Reason.STALE_RESPONSE), Effect.NONE);
+          yield staleResponse(now);
         }
-        yield new Decision(Outcome.acked(result.response())
-            .withReason(reconciled ? Reason.RECONCILED_COMMITTED : Reason.ACKED), Effect.NONE);
+        yield new Decision(Outcome.acked(result.response()).withReason(reconciled
+            ? Reason.RECONCILED_COMMITTED
+            : result.response() == null ? Reason.ACKED_WITHOUT_ANSWER : Reason.ACKED),
+            Effect.NONE);
+      }
+      case KEY_ALREADY_USED -> {
+        if (held.firstSentAt() == null) {
+          // nothing of this command can have reached the receiver before: another used the key
+          yield terminal(Status.CONFLICT, Reason.CONFLICT, error, result.response(), true,
+              Effect.NONE);
+        }
+        if (!sessionAdmits) {
+          yield staleResponse(now);
+        }
+        yield new Decision(Outcome.acked(null).withReason(Reason.ALREADY_APPLIED), Effect.NONE);
       }
       case NOT_SENT -> waiting(held, Reason.NOT_SENT_OFFLINE, now, error, Effect.OFFLINE);
       case RETRYABLE -> {
@@ -136,6 +147,16 @@ public final class OutcomePolicy {
       case UNAUTHORIZED -> waiting(held, Reason.CREDENTIALS_REFUSED, now, error,
           Effect.PAUSE_FOR_CREDENTIALS);
     };
+  }
+
+  /**
+   * A confirmed effect whose answer came under another session than the one now: kept unknown so
+   * that it is reconciled, never poisoned; nothing applied.
+   */
+  private static Decision staleResponse(Instant now) {
+    return new Decision(new Outcome(Status.UNKNOWN, now, new ErrorInfo(
+        Reason.STALE_RESPONSE.wireName(), "the session changed while the request was in "
+            + "flight; not applied", now), null, false, Reason.STALE_RESPONSE), Effect.NONE);
   }
 
   /**
