@@ -8,6 +8,7 @@ import dev.outboxreplay.h2.internal.FileCheck;
 import dev.outboxreplay.h2.internal.H2Errors;
 import dev.outboxreplay.h2.internal.Handover;
 import dev.outboxreplay.h2.internal.LocalOnly;
+import dev.outboxreplay.h2.internal.LockOwner;
 import dev.outboxreplay.h2.internal.OpenJournal;
 import dev.outboxreplay.h2.internal.PoolOpener;
 import dev.outboxreplay.h2.internal.PrivateFiles;
@@ -108,6 +109,9 @@ public final class H2Database implements AutoCloseable {
     if (builder.multiProcess) {
       LocalOnly.requireLoopback(dataFile(file));
     }
+    if (!readOnly) {
+      requireWritable(dataFile(file), existed);
+    }
     boolean inUse = false;
     if (existed) {
       // read-only: a refused file is not touched; one opened for writing may first get a store
@@ -128,16 +132,21 @@ public final class H2Database implements AutoCloseable {
     // not while another H2Database of this JVM has the file: its writes are not ours to undo
     OpenJournal journal =
         existed && !readOnly && !inUse ? OpenJournal.begin(dataFile(file)) : null;
+    if (existed && !readOnly && builder.multiProcess) {
+      LockOwner.removeIfGone(dataFile(file)); // a killed process's lock: no 2-4 s takeover
+    }
+    PoolOpener opener = new PoolOpener(file, builder.multiProcess, builder.createIfMissing,
+        readOnly, builder.encryptionKey, builder.maxPoolSize, builder.lockTimeout,
+        builder.openWait);
     try {
-      this.pool = new PoolOpener(file, builder.multiProcess, builder.createIfMissing, readOnly,
-          builder.encryptionKey, builder.maxPoolSize, builder.lockTimeout, builder.openWait)
-          .open(readOnlyFile);
+      this.pool = openPool(opener, readOnlyFile);
     } catch (RuntimeException e) {
       if (journal != null) {
         journal.undoAfter(e);
       }
       FileCheck.closedHere(dataFile(file));
-      throw e;
+      throw e instanceof OutboxStorageException refused && H2Errors.isLockedByAnother(refused)
+          ? H2Errors.lockedBy(dataFile(file), refused) : e;
     } finally {
       if (journal != null) {
         journal.close();
@@ -169,6 +178,41 @@ public final class H2Database implements AutoCloseable {
     this.compaction = !builder.compaction ? null
         : new CompactionSchedule(pool, dataFile(file), builder.compactionInterval,
             COMPACTION_BUDGET);
+  }
+
+  /**
+   * The pool: for a file no one had open at the look, read-only and without a lock; when a live
+   * process took the file in the meantime (its lock refuses the reader), through that process.
+   */
+  private static HikariDataSource openPool(PoolOpener opener, boolean readOnlyFile) {
+    if (!readOnlyFile) {
+      return opener.open(false);
+    }
+    try {
+      return opener.open(true);
+    } catch (OutboxStorageException e) {
+      if (!H2Errors.isLockedByAnother(e)) {
+        throw e;
+      }
+      return opener.open(false);
+    }
+  }
+
+  /**
+   * Refuses, before H2 tries and fails slowly, a file this user may not write or whose folder it
+   * may not create files in (H2 creates its lock file there).
+   */
+  private static void requireWritable(Path dataFile, boolean existed) {
+    Path folder = dataFile.toAbsolutePath().getParent();
+    if (existed && !Files.isWritable(dataFile)) {
+      throw new OutboxStorageException("cannot open " + dataFile + " for writing: the file is "
+          + "read-only for this user; reading it (read-only opens, outbox status) still works");
+    }
+    if (folder != null && Files.isDirectory(folder) && !Files.isWritable(folder)) {
+      throw new OutboxStorageException("cannot open " + dataFile + " for writing: this user "
+          + "may not create files in " + folder + ", where H2 keeps the file's lock; reading it "
+          + "(read-only opens, outbox status) still works");
+    }
   }
 
   /** A builder; {@link Builder#file(Path)} is required. */

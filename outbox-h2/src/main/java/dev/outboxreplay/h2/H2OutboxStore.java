@@ -24,7 +24,9 @@ import dev.outboxreplay.h2.internal.OutboxSchema;
 import dev.outboxreplay.h2.internal.OutboxSql;
 import dev.outboxreplay.internal.Arguments;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -33,6 +35,7 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.Consumer;
 
 /**
  * The outbox store on an {@link H2Database}. Accepts from concurrent threads share commits
@@ -48,6 +51,13 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
   private final GroupCommitter<List<PreparedCommand>, List<OutboxRecord>> committer;
   private final OutboxSql sql;
   private final LeaseRecovery leases;
+  /** H2's isolation level that reads the whole database as of the first read. */
+  private static final int SNAPSHOT_ISOLATION = 6;
+  /** Commands per read of {@link #export}. */
+  private static final int EXPORT_PAGE = 500;
+  /** The outbox layout this release writes and reads. */
+  private static final int LATEST =
+      OutboxSchema.MIGRATIONS.get(OutboxSchema.MIGRATIONS.size() - 1).version();
 
   private H2OutboxStore(H2Database database) {
     this.database = database;
@@ -74,32 +84,84 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
   /**
    * Opens the outbox that {@code database} already holds, and never adds one to a file that has
    * none (such as another application's H2 file). On a writable database an older outbox layout
-   * is upgraded; on a {@linkplain H2Database#readOnly() read-only} one nothing is written, so the
-   * layout must be this release's.
+   * is upgraded, and an {@linkplain Layout#UNFINISHED unfinished} file is finished; on a
+   * {@linkplain H2Database#readOnly() read-only} one nothing is written, so the layout must be
+   * this release's.
    *
    * @throws OutboxStorageException (not retryable) naming the file when it holds no outbox, or
    *     one this release cannot use as it is
    */
   public static H2OutboxStore openExisting(H2Database database) {
     Objects.requireNonNull(database, "database == null");
+    Layout layout = layout(database);
     int installed = database.installedVersion(OutboxSchema.COMPONENT);
-    int latest = OutboxSchema.MIGRATIONS.get(OutboxSchema.MIGRATIONS.size() - 1).version();
-    if (installed == 0) {
+    if (layout == Layout.NO_OUTBOX) {
       throw new OutboxStorageException("cannot open outbox database " + database.file()
           + ": it holds no outbox (no outbox tables); nothing was added to it");
     }
     if (!database.readOnly()) {
       return create(database);
     }
-    if (installed != latest) {
+    if (layout == Layout.UNFINISHED) {
+      throw new OutboxStorageException("cannot read outbox database " + database.file()
+          + " read-only: its outbox was never finished (layout version " + installed + " of "
+          + LATEST + ": the process creating it was stopped) and it holds no command; the next "
+          + "open for writing finishes it");
+    }
+    if (installed != LATEST) {
       throw new OutboxStorageException("cannot read outbox database " + database.file()
           + " read-only: its outbox layout is version " + installed + ", this release reads "
-          + "version " + latest + (installed < latest ? " (open it once for writing, for "
+          + "version " + LATEST + (installed < LATEST ? " (open it once for writing, for "
           + "example with outbox replay, to upgrade it)" : " (upgrade the library)"));
     }
     H2OutboxStore store = new H2OutboxStore(database);
     database.beforeClose(store::close);
     return store;
+  }
+
+  /** What a file holds, as far as the outbox is concerned; see {@link #layout}. */
+  public enum Layout {
+    /** The outbox of this release, or an older one that a writable open upgrades. */
+    OUTBOX,
+    /**
+     * A file whose creation never finished: a process was stopped while it created the outbox
+     * tables (no table at all, or only the library's own, or a layout older than this release's
+     * with no command in it). It holds nothing to lose: read-only, it reads as an empty outbox;
+     * the next writable open finishes it.
+     */
+    UNFINISHED,
+    /** Tables of something else and no outbox: another application's file. */
+    NO_OUTBOX,
+    /** An outbox written by a newer release. */
+    NEWER
+  }
+
+  /** What {@code database} holds. Reads only. */
+  public static Layout layout(H2Database database) {
+    int installed = database.installedVersion(OutboxSchema.COMPONENT);
+    if (installed > LATEST) {
+      return Layout.NEWER;
+    }
+    try (Connection c = database.dataSource().getConnection();
+        Statement s = c.createStatement()) {
+      if (installed == 0) {
+        try (ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM INFORMATION_SCHEMA.TABLES "
+            + "WHERE TABLE_SCHEMA <> 'INFORMATION_SCHEMA' AND NOT (TABLE_SCHEMA = 'PUBLIC' "
+            + "AND TABLE_NAME IN ('OUTBOX_SCHEMA_HISTORY', 'OUTBOX_SCHEMA_LOCK'))")) {
+          rs.next();
+          return rs.getLong(1) == 0 ? Layout.UNFINISHED : Layout.NO_OUTBOX;
+        }
+      }
+      if (installed == LATEST) {
+        return Layout.OUTBOX;
+      }
+      try (ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM outbox_command")) {
+        rs.next();
+        return rs.getLong(1) == 0 ? Layout.UNFINISHED : Layout.OUTBOX;
+      }
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), "reading the outbox layout", e);
+    }
   }
 
   /** The database this store writes to. */
@@ -353,6 +415,32 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
   public Map<String, Long> countByErrorCode(Status status) {
     Objects.requireNonNull(status, "status == null");
     return read("count by error code", c -> OutboxCounts.byErrorCode(c, status));
+  }
+
+  /** One command with its audit trail, as {@link #export} hands it out. */
+  public record Exported(OutboxRecord command, List<AuditEntry> audit) {}
+
+  /**
+   * Hands every command, with its audit trail, to {@code sink} in accept order, all as of one
+   * moment: one snapshot of the file, so a replay running meanwhile changes nothing of what is
+   * handed out and no command comes twice. Holds one page of commands in memory at a time. For
+   * operators ({@code outbox export}); {@code sink} runs inside the read, so keep it quick.
+   */
+  public void export(Consumer<Exported> sink) {
+    Objects.requireNonNull(sink, "sink == null");
+    read("export", c -> {
+      c.setTransactionIsolation(SNAPSHOT_ISOLATION);
+      long after = Long.MIN_VALUE;
+      List<OutboxRecord> page;
+      do {
+        page = sql.page(c, after, EXPORT_PAGE);
+        for (OutboxRecord r : page) {
+          sink.accept(new Exported(r, sql.auditTrail(c, r.commandId())));
+        }
+        after = page.isEmpty() ? after : sql.seqOf(c, page.get(page.size() - 1).commandId());
+      } while (page.size() == EXPORT_PAGE);
+      return null;
+    });
   }
 
   /** When the oldest command that is not yet acked, conflict or rejected was accepted. */

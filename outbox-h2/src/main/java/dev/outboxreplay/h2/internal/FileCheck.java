@@ -174,6 +174,17 @@ public final class FileCheck {
       // in this process (POSIX locks belong to the process, and any close releases them).
       return true;
     }
+    return lockedByAnotherProcess(file);
+  }
+
+  /**
+   * True when another process holds a lock on {@code file}. False, without a look, when an
+   * {@code H2Database} of this JVM has it open (see {@link #inUse}).
+   */
+  static boolean lockedByAnotherProcess(Path file) {
+    if (OPEN_HERE.containsKey(FileIdentity.of(file))) {
+      return false;
+    }
     try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
       FileLock lock = channel.tryLock(0L, Long.MAX_VALUE, true);
       if (lock == null) {

@@ -65,6 +65,33 @@ public final class H2Errors {
   }
 
   /**
+   * {@code failure}, an open of {@code file} that a lock refused, told again with who holds the
+   * lock, from a look at its owner now: a live owner is named; an owner gone since makes it
+   * retryable. Call it once nothing of this JVM's own open holds the file any more.
+   */
+  public static OutboxStorageException lockedBy(Path file, OutboxStorageException failure) {
+    LockOwner.Found owner = LockOwner.of(file);
+    String reason = switch (owner.state()) {
+      case HELD -> "it is locked by another process: " + owner.description() + "; close that "
+          + "process, or open both with multiProcess(true)";
+      case GONE -> "it was locked by a process that is gone (" + owner.description() + "); "
+          + "open it again: the next open takes the lock over";
+      case NONE -> "another process had it locked and has let go of it since; open it again";
+    };
+    return new OutboxStorageException("cannot open database file " + file + ": " + reason,
+        failure.getCause(), owner.state() != LockOwner.State.HELD || failure.retryable());
+  }
+
+  /**
+   * True when {@code failure} (or a cause) is H2's "database may be already in use" (90020): a
+   * live process holds the file's lock.
+   */
+  public static boolean isLockedByAnother(Throwable failure) {
+    SQLException sql = findSqlException(failure);
+    return sql != null && sql.getErrorCode() == DATABASE_ALREADY_OPEN;
+  }
+
+  /**
    * True for H2's lock-file races when several processes open one file at the same moment
    * ("Another process was faster", "Concurrent update", "Lock file recently modified"): opening
    * again shortly succeeds.

@@ -420,6 +420,36 @@ public final class OutboxSql {
     }
   }
 
+  /** Up to {@code limit} commands accepted after the one with {@code seq} {@code after}. */
+  public List<OutboxRecord> page(Connection c, long after, int limit) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        SELECT + "outbox_command WHERE seq > ? ORDER BY seq LIMIT ?")) {
+      ps.setLong(1, after);
+      ps.setInt(2, limit);
+      List<OutboxRecord> result = new ArrayList<>();
+      try (ResultSet rs = ps.executeQuery()) {
+        while (rs.next()) {
+          result.add(rows.read(rs));
+        }
+      }
+      return result;
+    }
+  }
+
+  /** The accept-order number of command {@code id}. */
+  public long seqOf(Connection c, CommandId id) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(
+        "SELECT seq FROM outbox_command WHERE command_id = ?")) {
+      ps.setObject(1, id.value());
+      try (ResultSet rs = ps.executeQuery()) {
+        if (!rs.next()) {
+          throw new SQLException("command " + id + " vanished from its own snapshot");
+        }
+        return rs.getLong(1);
+      }
+    }
+  }
+
   static void bindCas(PreparedStatement ps, int first, CommandId id, Status status,
       long token) throws SQLException {
     ps.setObject(first, id.value());

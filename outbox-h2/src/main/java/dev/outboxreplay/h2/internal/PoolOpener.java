@@ -160,10 +160,14 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
 
   /**
    * A file no other process has open, opened for reading only: H2 writes nothing to it and creates
-   * no lock file (and so serves it to no one: other processes cannot open it meanwhile).
+   * no lock file (and so serves it to no one: other processes cannot open it meanwhile). A lock
+   * file whose owner runs makes the open fail with 90020; one whose owner is gone does not.
    */
   private String readOnlyUrl() {
-    return "jdbc:h2:file:" + file + ";ACCESS_MODE_DATA=r;TRACE_LEVEL_FILE=0;IFEXISTS=TRUE"
+    // through ReadOnlyFileSystem: a lock file left by a process that is gone stops no reader
+    ReadOnlyFileSystem.register();
+    return "jdbc:h2:" + ReadOnlyFileSystem.SCHEME + ":" + file
+        + ";ACCESS_MODE_DATA=r;TRACE_LEVEL_FILE=0;IFEXISTS=TRUE"
         + (encryptionKey != null ? ";CIPHER=AES" : "");
   }
 
