@@ -1,5 +1,8 @@
 package dev.outboxreplay;
 
+import dev.outboxreplay.internal.CommandIdGenerator;
+import java.security.SecureRandom;
+import java.time.Clock;
 import java.time.Instant;
 import java.util.Objects;
 import java.util.UUID;
@@ -11,8 +14,22 @@ import java.util.UUID;
  * @param value the UUID; never null
  */
 public record CommandId(UUID value) implements Comparable<CommandId> {
+  /** Ids for {@link #generate()}: the system clock and a secure random source. */
+  private static final CommandIdGenerator GENERATED =
+      new CommandIdGenerator(Clock.systemUTC(), new SecureRandom());
+
   public CommandId {
     Objects.requireNonNull(value, "value == null");
+  }
+
+  /**
+   * A new time-ordered id, as {@code accept} assigns one. Choose it before the first try when a
+   * failed accept may have committed after all (an outcome-unknown commit): accepting again with
+   * the same id ({@link OutboxCommand#withCommandId}) then finds the stored row instead of
+   * queueing the intent twice. Thread-safe.
+   */
+  public static CommandId generate() {
+    return GENERATED.next();
   }
 
   /**

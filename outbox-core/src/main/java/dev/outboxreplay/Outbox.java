@@ -51,7 +51,7 @@ public final class Outbox<T> {
 
   /** A builder over {@code store} with the defaults documented on each setter. */
   public static <T> Builder<T> builder(OutboxStore<T> store) {
-    return new Builder<>(store);
+    return new Builder<>(Objects.requireNonNull(store, "store == null"));
   }
 
   /**
@@ -107,6 +107,26 @@ public final class Outbox<T> {
   public List<OutboxRecord> acceptAll(T transaction, List<OutboxCommand> commands) {
     Objects.requireNonNull(transaction, "transaction == null");
     return store.insert(transaction, prepareAll(commands));
+  }
+
+  /**
+   * Checks {@code commands} as {@link #acceptAll(List)} checks them before writing (names,
+   * payload, its size limit, the derived key), and writes nothing: for a caller that must refuse
+   * bad input before it opens or creates a database at all.
+   *
+   * @throws InvalidCommandException naming the index of the first invalid command
+   */
+  public void check(List<OutboxCommand> commands) {
+    prepareAll(commands);
+  }
+
+  /**
+   * {@link #check} with the default payload limit and key strategy, without a store.
+   *
+   * @throws InvalidCommandException naming the index of the first invalid command
+   */
+  public static void checkWithDefaults(List<OutboxCommand> commands) {
+    new Builder<Object>(null).build().check(commands);
   }
 
   /** The store this outbox writes to. */
@@ -188,7 +208,7 @@ public final class Outbox<T> {
     private Runnable onAccepted = () -> { };
 
     private Builder(OutboxStore<T> store) {
-      this.store = Objects.requireNonNull(store, "store == null");
+      this.store = store; // null only for checkWithDefaults, which writes nothing
     }
 
     /** Time source for ids and accept times. Default: the UTC system clock. */

@@ -50,6 +50,15 @@ public enum Status {
     return open;
   }
 
+  /** Counts with every status at zero, in status order: an empty outbox's. */
+  public static Map<Status, Long> zeroCounts() {
+    Map<Status, Long> counts = new java.util.EnumMap<>(Status.class);
+    for (Status s : values()) {
+      counts.put(s, 0L);
+    }
+    return counts;
+  }
+
   /** Lower-case name stored in the database and printed by tools, e.g. {@code retryable_failed}. */
   public String wireName() {
     return wireName;

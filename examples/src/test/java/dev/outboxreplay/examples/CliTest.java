@@ -457,7 +457,8 @@ class CliTest {
     try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
       closed = s.getLocalPort();
     }
-    ToolRun r = run("replay", "--db", db, "--url", "http://127.0.0.1:" + closed);
+    ToolRun r = run("replay", "--db", db, "--url", "http://127.0.0.1:" + closed,
+        "--timeout", "2s");
     assertThat(r.exit()).isEqualTo(4);
     assertThat(r.err()).contains("cannot reach").contains("nothing was sent");
     assertThat(r.lastJson().path("queued").asLong()).as("the final JSON object, always")
@@ -518,7 +519,7 @@ class CliTest {
       closed = s.getLocalPort();
     }
     ToolRun unreachable = run("replay", "--db", db, "--url",
-        "http://user:s3cret@127.0.0.1:" + closed);
+        "http://user:s3cret@127.0.0.1:" + closed, "--timeout", "2s");
     assertThat(unreachable.exit()).isEqualTo(4);
     ToolRun malformed = run("replay", "--db", db, "--url", "htp://user:s3cret@127.0.0.1:1");
     assertThat(malformed.exit()).isEqualTo(2);

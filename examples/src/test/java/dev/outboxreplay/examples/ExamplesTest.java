@@ -44,7 +44,7 @@ class ExamplesTest {
   @Test
   void demoPassesEveryCheckAndExitsZero() throws Exception {
     java.io.StringWriter out = new java.io.StringWriter();
-    CommandLine cli = new CommandLine(new OutboxTool());
+    CommandLine cli = OutboxTool.commandLine();
     cli.setOut(new java.io.PrintWriter(out));
     int exit = cli.execute("demo", "--dir", dir.resolve("demo").toString(), "--commands", "120");
     String output = out.toString();

@@ -18,8 +18,11 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import picocli.CommandLine;
 
 /** Shared pieces of the {@code outbox} subcommands: exit codes and JSON output. */
@@ -32,6 +35,16 @@ final class Cli {
   static final int ENDED_REFUSED = 5;
   /** {@code requeue}: refused because it would reorder the command's entity. */
   static final int WOULD_REORDER = 6;
+  /**
+   * Standard output could not be written (a full disk, a closed pipe): what the command did to
+   * the file is done, but its report is lost; the message on stderr says what was done.
+   */
+  static final int OUTPUT_FAILED = 7;
+  /** Something the tool did not foresee: one line on stderr; please report it. */
+  static final int INTERNAL_ERROR = 1;
+  /** The longest duration an option takes: ten years. */
+  static final Duration LONGEST_DURATION = Duration.ofDays(3650);
+  private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
   /** Reads stored payloads without turning any number into a double on the way. */
   static final ObjectMapper JSON = JsonMapper.builder()
       .enable(DeserializationFeature.USE_BIG_DECIMAL_FOR_FLOATS)
@@ -93,17 +106,87 @@ final class Cli {
     return node;
   }
 
-  /** Runs {@code body}, turning {@link Failure} into its message and exit code. */
+  /**
+   * Runs {@code body}, turning {@link Failure} into its message and exit code; then checks that
+   * everything the command printed reached standard output ({@link #OUTPUT_FAILED} if not).
+   */
   static int run(CommandLine.Model.CommandSpec spec, java.util.concurrent.Callable<Integer> body)
       throws Exception {
+    int exit;
     try {
-      return body.call();
+      exit = body.call();
     } catch (Failure f) {
-      return fail(spec, f.getMessage(), f.exitCode);
+      exit = fail(spec, f.getMessage(), f.exitCode);
     } catch (OutboxStorageException e) {
       // a file that cannot be created, opened or read: one line, no stack trace
-      return fail(spec, e.getMessage(), BAD_INPUT);
+      exit = fail(spec, e.getMessage(), BAD_INPUT);
     }
+    if (outputFailed(spec)) {
+      return fail(spec, "cannot write to standard output (a full disk or a closed pipe?): "
+          + "the output is incomplete", OUTPUT_FAILED);
+    }
+    return exit;
+  }
+
+  /**
+   * True when something printed to standard output did not reach it. The tool's own output
+   * writer reports write errors ({@link OutboxTool#commandLine}); a {@code PrintWriter} keeps
+   * them to itself until asked.
+   */
+  static boolean outputFailed(CommandLine.Model.CommandSpec spec) {
+    return spec.commandLine().getOut().checkError();
+  }
+
+  /**
+   * The duration {@code text} gives, such as {@code 500ms}, {@code 60s}, {@code 2m}, {@code 1h}
+   * or {@code 7d}; at most {@link #LONGEST_DURATION}.
+   *
+   * @throws IllegalArgumentException saying what is wrong, without a stack trace's worth of detail
+   */
+  static Duration duration(String text) {
+    Matcher m = DURATION.matcher(text.strip());
+    if (!m.matches()) {
+      throw new IllegalArgumentException("not a duration: '" + text
+          + "' (use e.g. 500ms, 60s, 2m, 1h, 7d)");
+    }
+    Duration duration;
+    try {
+      long n = Long.parseLong(m.group(1));
+      duration = switch (m.group(2)) {
+        case "ms" -> Duration.ofMillis(n);
+        case "s" -> Duration.ofSeconds(n);
+        case "m" -> Duration.ofMinutes(n);
+        case "h" -> Duration.ofHours(n);
+        default -> Duration.ofDays(n);
+      };
+    } catch (NumberFormatException | ArithmeticException tooLarge) {
+      duration = null;
+    }
+    if (duration == null || duration.compareTo(LONGEST_DURATION) > 0) {
+      throw new IllegalArgumentException("'" + text + "' is too long (at most "
+          + LONGEST_DURATION.toDays() + "d)");
+    }
+    return duration;
+  }
+
+  /** Reads duration options ({@link #duration}); picocli reports a bad one as bad input. */
+  static final class DurationConverter implements CommandLine.ITypeConverter<Duration> {
+    @Override
+    public Duration convert(String value) {
+      try {
+        return duration(value);
+      } catch (IllegalArgumentException e) {
+        throw new CommandLine.TypeConversionException(e.getMessage());
+      }
+    }
+  }
+
+  /** Refuses a duration of zero for {@code option}. */
+  static Duration positive(String option, Duration duration) {
+    if (duration.isZero() || duration.isNegative()) {
+      throw new Failure(BAD_INPUT, option + " must be longer than 0");
+    }
+    return duration;
   }
 
   /**
@@ -146,9 +229,26 @@ final class Cli {
     }
   }
 
-  private static int fail(CommandLine.Model.CommandSpec spec, String message, int exitCode) {
+  /**
+   * Says on stderr that {@code opened} is a file whose creation never finished, which holds no
+   * command; true when it is (the caller then reports an empty outbox).
+   */
+  static boolean unfinished(CommandLine.Model.CommandSpec spec,
+      ExistingOutboxFile.Opened opened) {
+    if (!opened.unfinished()) {
+      return false;
+    }
     PrintWriter err = spec.commandLine().getErr();
-    err.println("outbox " + spec.name() + ": " + message);
+    err.println(spec.qualifiedName() + ": " + opened.database().file() + " was never finished "
+        + "(the process creating it was stopped); it holds no command, and the next enqueue or "
+        + "replay finishes it");
+    err.flush();
+    return true;
+  }
+
+  static int fail(CommandLine.Model.CommandSpec spec, String message, int exitCode) {
+    PrintWriter err = spec.commandLine().getErr();
+    err.println(spec.qualifiedName() + ": " + message);
     err.flush();
     return exitCode;
   }

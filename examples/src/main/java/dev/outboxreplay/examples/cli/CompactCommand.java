@@ -27,29 +27,31 @@ final class CompactCommand implements Callable<Integer> {
 
   @Mixin ExistingOutboxFile outboxFile;
 
-  @Option(names = "--tombstone-after", defaultValue = "1d", description = "Commands that ended "
+  @Option(names = "--tombstone-after", defaultValue = "1d", converter = Cli.DurationConverter.class,
+      description = "Commands that ended "
       + "longer ago than this keep only their id, key, hash and outcome "
       + "(default: ${DEFAULT-VALUE}).")
-  String tombstoneAfter;
+  Duration tombstoneAfter;
 
-  @Option(names = "--delete-after", description = "Tombstones of commands that ended longer ago "
+  @Option(names = "--delete-after", converter = Cli.DurationConverter.class, description = "Tombstones of commands that ended longer ago "
       + "than this are deleted (default: the key retention plus 1d).")
-  String deleteAfter;
+  Duration deleteAfter;
 
-  @Option(names = "--key-retention", defaultValue = "7d", description = "How long the receiver "
+  @Option(names = "--key-retention", defaultValue = "7d", converter = Cli.DurationConverter.class,
+      description = "How long the receiver "
       + "remembers an idempotency key; --delete-after may not be shorter (default: "
       + "${DEFAULT-VALUE}).")
-  String keyRetention;
+  Duration keyRetention;
 
   @Override
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
-      Duration tombstone = ReplayCommand.parseDuration(tombstoneAfter);
-      Duration retention = ReplayCommand.parseDuration(keyRetention);
+      Duration tombstone = tombstoneAfter;
+      Duration retention = Cli.positive("--key-retention", keyRetention);
       Duration delete;
       try {
         delete = ReplayerBuilder.tombstoneDeletionAge(
-            deleteAfter == null ? null : ReplayCommand.parseDuration(deleteAfter), tombstone,
+            deleteAfter, tombstone,
             retention);
       } catch (IllegalArgumentException e) {
         throw new Cli.Failure(Cli.BAD_INPUT, "--delete-after, --key-retention, "

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.core.JsonParseException;
 import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadFeature;
+import dev.outboxreplay.CommandId;
 import dev.outboxreplay.IdempotencyConflictException;
 import dev.outboxreplay.InvalidCommandException;
 import dev.outboxreplay.Outbox;
@@ -22,6 +23,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -41,8 +43,9 @@ final class EnqueueCommand implements Callable<Integer> {
       description = "Outbox database file (created if missing).")
   Path db;
 
-  @Option(names = "--wait", defaultValue = "10s", description = ExistingOutboxFile.WAIT_DESCRIPTION)
-  String wait;
+  @Option(names = "--wait", defaultValue = "10s", description = ExistingOutboxFile.WAIT_DESCRIPTION,
+      converter = Cli.DurationConverter.class)
+  Duration wait;
 
   @Option(names = "--key-file", paramLabel = "FILE",
       description = ExistingOutboxFile.KEY_FILE_DESCRIPTION + " A new file is created encrypted.")
@@ -63,7 +66,7 @@ final class EnqueueCommand implements Callable<Integer> {
 
   private ExistingOutboxFile.Opened created(char[] key) {
     H2Database database = ExistingOutboxFile.builder(db, key)
-        .openWait(ReplayCommand.parseDuration(wait)).build();
+        .openWait(wait).build();
     try {
       return new ExistingOutboxFile.Opened(database, H2OutboxStore.create(database));
     } catch (RuntimeException e) {
@@ -73,6 +76,8 @@ final class EnqueueCommand implements Callable<Integer> {
   }
 
   private static final Pattern INDEXED_FIELD = Pattern.compile("commands\\[(\\d+)\\]\\.(.+)");
+  /** Tries of an accept whose failure passes, each after the store's own handover retries. */
+  private static final int TRIES = 3;
   /** The line of each command read from {@code --from}. */
   private final List<Integer> lineNumbers = new ArrayList<>();
 
@@ -85,37 +90,32 @@ final class EnqueueCommand implements Callable<Integer> {
     return Cli.run(spec, () -> {
       lineNumbers.clear();
       List<OutboxCommand> commands = from != null ? readLines() : List.of(single());
-      Path dataFile = db.getFileName().toString().endsWith(".mv.db") ? db
-          : db.resolveSibling(db.getFileName() + ".mv.db");
-      boolean existed = Files.exists(dataFile);
+      // everything is checked, and every command has its id, before the file is opened or
+      // created: a refused enqueue touches no file, and a retry after an unknown outcome finds
+      // the rows a failed try committed instead of queueing them twice
+      commands = withIds(checked(commands));
       char[] key = ExistingOutboxFile.readKey(spec, keyFile);
       try {
-        return enqueue(commands, existed, key);
-      } catch (Cli.Failure | OutboxStorageException refused) {
-        if (!existed && Files.exists(dataFile)) {
-          Files.delete(dataFile); // a refused enqueue leaves no new file behind
-        }
-        throw refused;
+        return enqueue(commands, key);
       } finally {
         ExistingOutboxFile.wipe(key);
       }
     });
   }
 
-  /** Accepts into a new file, or into an existing one only if it already holds an outbox. */
-  private int enqueue(List<OutboxCommand> commands, boolean existed, char[] key) {
-    try (ExistingOutboxFile.Opened opened = existed
-        ? ExistingOutboxFile.openExistingForWriting(db, ReplayCommand.parseDuration(wait), key)
+  /**
+   * Accepts into the file, creating it if missing, or into an existing one only if it already
+   * holds an outbox. A failure is retried while it passes (another process handing the file
+   * over); after the last one, the report says whether the batch is stored.
+   */
+  private int enqueue(List<OutboxCommand> commands, char[] key) {
+    Path dataFile = db.getFileName().toString().endsWith(".mv.db") ? db
+        : db.resolveSibling(db.getFileName() + ".mv.db");
+    try (ExistingOutboxFile.Opened opened = Files.exists(dataFile)
+        ? ExistingOutboxFile.openExistingForWriting(db, wait, key)
         : created(key)) {
       Outbox<Connection> outbox = Outbox.builder(opened.store()).build();
-      List<OutboxRecord> accepted;
-      try {
-        accepted = outbox.acceptAll(commands);
-      } catch (InvalidCommandException e) {
-        accepted = acceptBefore(outbox, commands, e);
-      } catch (IdempotencyConflictException e) {
-        throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage() + "; nothing was accepted");
-      }
+      List<OutboxRecord> accepted = acceptRetrying(outbox, commands);
       PrintWriter out = spec.commandLine().getOut();
       for (OutboxRecord r : accepted) {
         out.println(Cli.JSON.createObjectNode().put("commandId", r.commandId().toString())
@@ -123,30 +123,100 @@ final class EnqueueCommand implements Callable<Integer> {
             .put("entity", r.entityKey()));
       }
       out.flush();
+      if (Cli.outputFailed(spec)) {
+        throw new Cli.Failure(Cli.OUTPUT_FAILED, "cannot write to standard output; the "
+            + accepted.size() + " command(s) ARE accepted (ids " + range(commands) + "): "
+            + "`outbox list --db " + db + " --status queued` shows them");
+      }
       return Cli.OK;
     }
   }
 
+  /** Tries the batch up to {@link #TRIES} times while its failure passes. */
+  private List<OutboxRecord> acceptRetrying(Outbox<Connection> outbox,
+      List<OutboxCommand> commands) {
+    for (int attempt = 1; ; attempt++) {
+      try {
+        return outbox.acceptAll(commands);
+      } catch (IdempotencyConflictException e) {
+        throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage() + "; nothing was accepted");
+      } catch (OutboxStorageException e) {
+        if (e.retryable() && attempt < TRIES) {
+          continue; // the same ids: a commit the failed try made is found, not made again
+        }
+        return storedDespite(outbox, commands, e);
+      }
+    }
+  }
+
   /**
-   * A refused command of a {@code --from} file, reported by its line; with
-   * {@code --accept-valid-prefix} the lines before it are accepted.
+   * After an accept that failed for good: the batch is atomic, so its first command tells
+   * whether it is stored. Stored (its commit happened after all): the records, with a note.
+   * Not stored: a failure that says nothing was accepted. Unknown: a failure naming the ids.
    */
-  private List<OutboxRecord> acceptBefore(Outbox<Connection> outbox,
-      List<OutboxCommand> commands, InvalidCommandException e) {
-    Matcher m = INDEXED_FIELD.matcher(e.field());
-    if (from == null || !m.matches()) {
-      throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage() + "; nothing was accepted");
+  private List<OutboxRecord> storedDespite(Outbox<Connection> outbox,
+      List<OutboxCommand> commands, OutboxStorageException failure) {
+    boolean stored;
+    try {
+      stored = outbox.store().find(commands.get(0).commandId()).isPresent();
+    } catch (RuntimeException unknown) {
+      throw new Cli.Failure(Cli.BAD_INPUT, failure.getMessage() + "; whether the "
+          + commands.size() + " command(s) were accepted is unknown: look for ids "
+          + range(commands) + " with `outbox list --db " + db + " --status queued` before "
+          + "enqueueing them again");
     }
-    int index = Integer.parseInt(m.group(1));
-    String problem = from + " line " + lineNumbers.get(index) + " field \"" + m.group(2)
-        + "\"" + e.getMessage().substring(e.field().length());
-    if (!acceptValidPrefix || index == 0) {
-      throw new Cli.Failure(Cli.BAD_INPUT, problem + "; nothing was accepted");
+    if (!stored) {
+      throw new Cli.Failure(Cli.BAD_INPUT, failure.getMessage() + "; nothing was accepted");
     }
-    spec.commandLine().getErr().println("outbox enqueue: " + problem + "; accepting the "
-        + index + " line(s) before it");
+    List<OutboxRecord> records = new ArrayList<>(commands.size());
+    for (OutboxCommand c : commands) {
+      records.add(outbox.store().find(c.commandId()).orElseThrow());
+    }
+    spec.commandLine().getErr().println("outbox enqueue: the accept reported a failure after "
+        + "its commit (" + failure.getMessage() + "); all " + commands.size()
+        + " command(s) are stored");
     spec.commandLine().getErr().flush();
-    return outbox.acceptAll(commands.subList(0, index));
+    return records;
+  }
+
+  private static String range(List<OutboxCommand> commands) {
+    return commands.get(0).commandId() + (commands.size() == 1 ? ""
+        : " to " + commands.get(commands.size() - 1).commandId());
+  }
+
+  private static List<OutboxCommand> withIds(List<OutboxCommand> commands) {
+    List<OutboxCommand> withIds = new ArrayList<>(commands.size());
+    for (OutboxCommand c : commands) {
+      withIds.add(c.withCommandId(CommandId.generate()));
+    }
+    return withIds;
+  }
+
+  /**
+   * The commands that pass the accept's own checks: all of them, or with
+   * {@code --accept-valid-prefix} those before the first refused one; a refusal is reported by
+   * its line.
+   */
+  private List<OutboxCommand> checked(List<OutboxCommand> commands) {
+    try {
+      Outbox.checkWithDefaults(commands);
+      return commands;
+    } catch (InvalidCommandException e) {
+      Matcher m = INDEXED_FIELD.matcher(e.field());
+      if (from == null || !m.matches()) {
+        throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage() + "; nothing was accepted");
+      }
+      int index = Integer.parseInt(m.group(1));
+      String problem = from + " line " + lineNumbers.get(index) + " field \"" + m.group(2)
+          + "\"" + e.getMessage().substring(e.field().length());
+      if (!acceptValidPrefix || index == 0) {
+        throw new Cli.Failure(Cli.BAD_INPUT, problem + "; nothing was accepted");
+      }
+      spec.commandLine().getErr().println("outbox enqueue: " + problem + "; accepting the "
+          + index + " line(s) before it");
+      spec.commandLine().getErr().flush();
+      return commands.subList(0, index);
+    }
   }
 
   private OutboxCommand single() {
@@ -261,6 +331,8 @@ final class EnqueueCommand implements Callable<Integer> {
             case "payload" -> {
               int start = (int) p.currentTokenLocation().getCharOffset();
               p.skipChildren();
+              // a string's text is read lazily: without this the end is right after its quote
+              p.finishToken();
               int end = (int) p.currentLocation().getCharOffset();
               payload = line.substring(start, end);
             }

@@ -24,8 +24,9 @@ final class ExistingOutboxFile {
   @Option(names = "--db", required = true, description = "Outbox database file.")
   Path db;
 
-  @Option(names = "--wait", defaultValue = "10s", description = WAIT_DESCRIPTION)
-  String wait;
+  @Option(names = "--wait", defaultValue = "10s", description = WAIT_DESCRIPTION,
+      converter = Cli.DurationConverter.class)
+  Duration wait;
 
   /** The {@code --key-file} option's text: shared with {@code enqueue}. */
   static final String KEY_FILE_DESCRIPTION = "For an encrypted file: a file whose first line is "
@@ -44,7 +45,7 @@ final class ExistingOutboxFile {
    * written. Exit code 2 when it is missing, unreadable, damaged or holds no outbox.
    */
   Opened openReadOnly() {
-    return withKey(key -> open(db, true, ReplayCommand.parseDuration(wait), key));
+    return withKey(key -> open(db, true, wait, key));
   }
 
   /**
@@ -52,7 +53,7 @@ final class ExistingOutboxFile {
    * so that a file that does not (another application's) is refused without a byte written.
    */
   Opened openForWriting() {
-    return withKey(key -> openExistingForWriting(db, ReplayCommand.parseDuration(wait), key));
+    return withKey(key -> openExistingForWriting(db, wait, key));
   }
 
   /** Runs {@code open} with the key of {@code --key-file} (null: none), wiped afterwards. */
@@ -91,6 +92,19 @@ final class ExistingOutboxFile {
   }
 
   /**
+   * The file's outbox: read-only, null when the file's creation never finished ({@link
+   * H2OutboxStore.Layout#UNFINISHED}: it holds no command, and the caller reads it as an empty
+   * outbox); for writing, the store (an unfinished file is finished, an older layout upgraded).
+   */
+  private static H2OutboxStore outboxOf(H2Database database) {
+    if (database.readOnly()
+        && H2OutboxStore.layout(database) == H2OutboxStore.Layout.UNFINISHED) {
+      return null;
+    }
+    return H2OutboxStore.openExisting(database);
+  }
+
+  /**
    * A builder for {@code db}, encrypted with {@code key} when it is not null (the builder keeps a
    * copy). Exit code 2 for a key H2 cannot take; the message never quotes it.
    */
@@ -125,15 +139,25 @@ final class ExistingOutboxFile {
           "open it with its encryption key", "open it with its encryption key (--key-file FILE)"));
     }
     try {
-      return new Opened(database, H2OutboxStore.openExisting(database));
+      return new Opened(database, outboxOf(database));
     } catch (OutboxStorageException e) {
       database.close();
       throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage());
     }
   }
 
-  /** An open outbox file and its store; closing closes the file. */
+  /**
+   * An open outbox file and its store; closing closes the file.
+   *
+   * @param store the outbox; null for a file opened read-only whose creation never finished,
+   *     which holds no command ({@link #unfinished()})
+   */
   record Opened(H2Database database, H2OutboxStore store) implements AutoCloseable {
+    /** True for a file whose creation never finished: it reads as an empty outbox. */
+    boolean unfinished() {
+      return store == null;
+    }
+
     @Override
     public void close() {
       database.close();

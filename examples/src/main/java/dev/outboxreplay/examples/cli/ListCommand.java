@@ -36,10 +36,15 @@ final class ListCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
       Status wanted = Cli.status(status);
+      if (limit < 1) {
+        throw new Cli.Failure(Cli.BAD_INPUT, "--limit must be at least 1: " + limit);
+      }
       try (ExistingOutboxFile.Opened opened = outboxFile.openReadOnly()) {
         PrintWriter out = spec.commandLine().getOut();
         H2OutboxStore store = opened.store();
-        for (OutboxRecord r : store.list(wanted, limit)) {
+        List<OutboxRecord> rows = Cli.unfinished(spec, opened) ? List.of()
+            : store.list(wanted, limit);
+        for (OutboxRecord r : rows) {
           List<OutboxStore.AuditEntry> trail = store.auditTrail(r.commandId());
           String reason = trail.isEmpty() ? "accepted"
               : trail.get(trail.size() - 1).reason().wireName();

@@ -1,5 +1,10 @@
 package dev.outboxreplay.examples.cli;
 
+import java.io.FileDescriptor;
+import java.io.FileOutputStream;
+import java.io.OutputStreamWriter;
+import java.io.PrintWriter;
+import java.nio.charset.StandardCharsets;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
@@ -17,8 +22,37 @@ public final class OutboxTool implements Runnable {
     spec.commandLine().usage(System.out);
   }
 
+  /**
+   * The tool, ready to {@linkplain CommandLine#execute execute}: a bad option value is one line
+   * on stderr and exit 2; anything unforeseen is one line and exit 1, never a stack trace.
+   */
+  public static CommandLine commandLine() {
+    CommandLine cli = new CommandLine(new OutboxTool());
+    cli.setParameterExceptionHandler((e, args) -> {
+      CommandLine.Model.CommandSpec failed = e.getCommandLine().getCommandSpec();
+      return Cli.fail(failed, e.getMessage() + " (see " + failed.qualifiedName() + " --help)",
+          Cli.BAD_INPUT);
+    });
+    cli.setExecutionExceptionHandler((e, failed, parsed) -> {
+      if (e instanceof IllegalArgumentException) {
+        // a library's check of a value the user gave
+        return Cli.fail(failed.getCommandSpec(), e.getMessage(), Cli.BAD_INPUT);
+      }
+      return Cli.fail(failed.getCommandSpec(), "unexpected error: " + e
+          + " (please report it)", Cli.INTERNAL_ERROR);
+    });
+    return cli;
+  }
+
   public static void main(String[] args) {
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
-    System.exit(new CommandLine(new OutboxTool()).execute(args));
+    CommandLine cli = commandLine();
+    // straight to the file descriptor: System.out would swallow a failed write (a full disk)
+    // where checkError cannot see it
+    cli.setOut(new PrintWriter(new OutputStreamWriter(new FileOutputStream(FileDescriptor.out),
+        StandardCharsets.UTF_8)));
+    int exit = cli.execute(args);
+    cli.getOut().flush();
+    System.exit(exit);
   }
 }

@@ -6,10 +6,12 @@ import dev.outboxreplay.OutboxListener;
 import dev.outboxreplay.PassSummary;
 import dev.outboxreplay.Reason;
 import dev.outboxreplay.Replayer;
+import dev.outboxreplay.RetryPolicy;
 import dev.outboxreplay.SessionRuntime;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.TransportResult.Kind;
 import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.http.KeyHeaderFormat;
 import dev.outboxreplay.http.OkHttpClients;
 import dev.outboxreplay.http.OkHttpTransport;
 import java.io.IOException;
@@ -27,6 +29,7 @@ import java.util.concurrent.atomic.AtomicInteger;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import okhttp3.HttpUrl;
+import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.Response;
 import picocli.CommandLine;
@@ -45,7 +48,8 @@ import picocli.CommandLine.Option;
 @Command(name = "replay", mixinStandardHelpOptions = true,
     description = "Replay an outbox file against a receiver.")
 final class ReplayCommand implements Callable<Integer> {
-  private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");
+  /** The shortest {@code --lease}: half of it is each request's time limit. */
+  private static final Duration SHORTEST_LEASE = Duration.ofSeconds(2);
   private static final Pattern CLASSIFY = Pattern.compile("(\\d{3})=([a-z_]+)");
 
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
@@ -59,15 +63,16 @@ final class ReplayCommand implements Callable<Integer> {
       description = "Keep replaying (waiting for retries) until nothing is left or the timeout.")
   boolean untilDrained;
 
-  @Option(names = "--timeout", defaultValue = "60s", description = "e.g. 60s, 2m (default 60s).")
-  String timeout;
+  @Option(names = "--timeout", defaultValue = "60s", description = "e.g. 60s, 2m (default 60s).",
+      converter = Cli.DurationConverter.class)
+  Duration timeout;
 
   @Option(names = "--concurrency", defaultValue = "4", description = "Sends in flight (default 4).")
   int concurrency;
 
-  @Option(names = "--lease", defaultValue = "60s",
+  @Option(names = "--lease", defaultValue = "60s", converter = Cli.DurationConverter.class,
       description = "Claim lease; a crashed replayer's rows are taken over after it (default 60s).")
-  String lease;
+  Duration lease;
 
   @Option(names = "--no-reconciliation",
       description = "The receiver has no reconciliation endpoint (a plain Idempotency-Key "
@@ -77,9 +82,21 @@ final class ReplayCommand implements Callable<Integer> {
 
   @Option(names = "--classify", paramLabel = "CODE=KIND",
       description = "Classify an HTTP status as one of: retryable, unknown, in_progress, "
-          + "conflict, rejected, unauthorized, forbidden. Repeatable. Example for a receiver "
-          + "whose 409 only means 'in progress': --classify 409=in_progress")
+          + "conflict, rejected, unauthorized, forbidden, key_already_used. Repeatable. For a "
+          + "receiver whose 409 only means 'in progress' (express-idempotency): "
+          + "--classify 409=in_progress; for one that answers every repeat of a key with 409 "
+          + "(django-idempotency-key): --classify 409=key_already_used")
   List<String> classify = new ArrayList<>();
+
+  @Option(names = "--key-format", defaultValue = "quoted", paramLabel = "quoted|bare",
+      description = "How the Idempotency-Key header carries the key: quoted, an RFC 8941 "
+          + "string as the IETF draft says (default), or bare, for receivers that compare the "
+          + "raw header value with a key they know unquoted.")
+  String keyFormat;
+
+  @Option(names = "--max-interval", defaultValue = "5m", converter = Cli.DurationConverter.class,
+      description = "Longest wait between two attempts of a command (default ${DEFAULT-VALUE}).")
+  Duration maxInterval;
 
   @Option(names = "--tenant", defaultValue = HttpContract.DEFAULT_TENANT,
       description = "Tenant the commands are sent for (default: ${DEFAULT-VALUE}).")
@@ -95,8 +112,12 @@ final class ReplayCommand implements Callable<Integer> {
     return Cli.run(spec, () -> {
       SessionRuntime.Snapshot session = new SessionRuntime.Snapshot(tenant, 0, false,
           tokenFile == null ? null : Cli.readSecret(spec, "--token-file", tokenFile));
-      Duration limit = parseDuration(timeout);
-      Duration leaseDuration = parseDuration(lease);
+      Duration limit = timeout;
+      Duration leaseDuration = lease;
+      if (leaseDuration.compareTo(SHORTEST_LEASE) < 0) {
+        throw new Cli.Failure(Cli.BAD_INPUT, "--lease must be at least "
+            + SHORTEST_LEASE.toSeconds() + "s: each request may take half of it");
+      }
       if (concurrency < 1) {
         throw new Cli.Failure(Cli.BAD_INPUT, "--concurrency must be at least 1");
       }
@@ -105,14 +126,17 @@ final class ReplayCommand implements Callable<Integer> {
         throw new Cli.Failure(Cli.BAD_INPUT, "not an http(s) URL: "
             + url.replaceAll("//[^/@]*@", "//(userinfo redacted)@"));
       }
+      Instant deadline = Instant.now().plus(limit);
       OkHttpTransport.Builder transport = OkHttpTransport.builder(base)
-          .callTimeout(leaseDuration.dividedBy(2)).reconciliation(!noReconciliation);
+          .callTimeout(leaseDuration.dividedBy(2)).reconciliation(!noReconciliation)
+          .keyHeaderFormat(keyFormat());
+      RetryPolicy retry = retryPolicy();
       for (String rule : classify) {
         classify(transport, rule);
       }
       try (ExistingOutboxFile.Opened opened = outboxFile.openForWriting()) {
         H2OutboxStore store = opened.store();
-        if (!reachable(base)) {
+        if (!reachable(base, deadline)) {
           return finish(store.countByStatus(), new AtomicInteger(), new AtomicInteger(),
               Cli.UNREACHABLE);
         }
@@ -121,6 +145,7 @@ final class ReplayCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         try (Replayer<Connection> replayer = Replayer.builder(store, transport.build())
             .session(() -> session).concurrency(concurrency).lease(leaseDuration)
+            .retryPolicy(retry)
             .owner("outbox-cli-" + ProcessHandle.current().pid())
             .listener(new OutboxListener() {
               @Override
@@ -141,9 +166,8 @@ final class ReplayCommand implements Callable<Integer> {
           boolean drained;
           if (untilDrained) {
             replayer.start();
-            drained = replayer.awaitDrained(limit);
+            drained = replayer.awaitDrained(remaining(deadline));
           } else {
-            Instant deadline = Instant.now().plus(limit);
             PassSummary pass;
             do {
               pass = replayer.runPass();
@@ -155,6 +179,9 @@ final class ReplayCommand implements Callable<Integer> {
           err.printf("replay: %d acked, %d conflict, %d rejected, %d left%n",
               counts.get(Status.ACKED), counts.get(Status.CONFLICT), counts.get(Status.REJECTED),
               Status.countOpen(counts));
+          if (Status.countOpen(counts) > 0) {
+            OpenCommandsReport.print(err, store, Instant.now());
+          }
           err.flush();
           int exit = conflicts.get() + rejected.get() > 0 ? Cli.ENDED_REFUSED
               : drained ? Cli.OK : Cli.WORK_LEFT;
@@ -193,33 +220,56 @@ final class ReplayCommand implements Callable<Integer> {
     }
   }
 
-  /** Any HTTP answer means the receiver is there; says on stderr why not otherwise. */
-  private boolean reachable(HttpUrl base) {
-    try (Response ignored = OkHttpClients.create(Duration.ofSeconds(5))
-        .newCall(new Request.Builder().url(base).head().build()).execute()) {
-      return true;
-    } catch (IOException e) {
-      PrintWriter err = spec.commandLine().getErr();
-      err.println("outbox replay: cannot reach " + base.host() + ":" + base.port() + " ("
-          + e.getClass().getSimpleName() + "); nothing was sent");
-      err.flush();
-      return false;
+  /**
+   * Whether the receiver answers: probes ({@code HEAD} of the base URL) until one gets any HTTP
+   * answer, pausing 250 ms doubling to 5 s between them, until {@code deadline}; a lost or
+   * refused probe alone never ends the replay. Says on stderr why not otherwise.
+   */
+  private boolean reachable(HttpUrl base, Instant deadline) throws InterruptedException {
+    OkHttpClient probe = OkHttpClients.create(Duration.ofSeconds(5));
+    long pauseMillis = 250;
+    while (true) {
+      try (Response ignored = probe.newCall(new Request.Builder().url(base).head().build())
+          .execute()) {
+        return true;
+      } catch (IOException e) {
+        Duration left = remaining(deadline);
+        if (left.toMillis() < pauseMillis) {
+          PrintWriter err = spec.commandLine().getErr();
+          err.println("outbox replay: cannot reach " + base.host() + ":" + base.port() + " ("
+              + e.getClass().getSimpleName() + ", still at the end of --timeout); nothing was "
+              + "sent");
+          err.flush();
+          return false;
+        }
+        Thread.sleep(pauseMillis);
+        pauseMillis = Math.min(pauseMillis * 2, 5_000);
+      }
     }
   }
 
-  static Duration parseDuration(String text) {
-    Matcher m = DURATION.matcher(text.strip());
-    if (!m.matches()) {
-      throw new Cli.Failure(Cli.BAD_INPUT, "not a duration: '" + text
-          + "' (use e.g. 500ms, 60s, 2m, 1h, 7d)");
-    }
-    long n = Long.parseLong(m.group(1));
-    return switch (m.group(2)) {
-      case "ms" -> Duration.ofMillis(n);
-      case "s" -> Duration.ofSeconds(n);
-      case "m" -> Duration.ofMinutes(n);
-      case "h" -> Duration.ofHours(n);
-      default -> Duration.ofDays(n);
+  private static Duration remaining(Instant deadline) {
+    Duration left = Duration.between(Instant.now(), deadline);
+    return left.isNegative() ? Duration.ZERO : left;
+  }
+
+  private KeyHeaderFormat keyFormat() {
+    return switch (keyFormat) {
+      case "quoted" -> KeyHeaderFormat.STRUCTURED_STRING;
+      case "bare" -> KeyHeaderFormat.BARE;
+      default -> throw new Cli.Failure(Cli.BAD_INPUT, "--key-format is quoted or bare: '"
+          + keyFormat + "'");
     };
   }
+
+  private RetryPolicy retryPolicy() {
+    Duration longest = Cli.positive("--max-interval", maxInterval);
+    RetryPolicy.Builder retry = RetryPolicy.builder().maxInterval(longest);
+    if (longest.compareTo(RetryPolicy.DEFAULT_INITIAL_INTERVAL) < 0) {
+      retry.initialInterval(longest);
+    }
+    return retry.build();
+  }
+
+
 }

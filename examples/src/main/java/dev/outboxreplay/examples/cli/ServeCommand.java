@@ -6,6 +6,9 @@ import dev.outboxreplay.server.NotesApplication;
 import dev.outboxreplay.server.TenantResolver;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -46,10 +49,17 @@ final class ServeCommand implements Callable<Integer> {
       }
       TenantResolver tenants = tokens == null ? TenantResolver.TENANT_HEADER_UNAUTHENTICATED
           : TenantResolver.bearerTokens(readTokens(tokens));
+      requireFreePort(port); // before the database file is created
       H2Database database = H2Database.open(db);
-      IdempotentServer server = IdempotentServer.builder().database(database).port(port)
-          .tenants(tenants)
-          .handler(NotesApplication.OPERATION, new NotesApplication(database).handler()).start();
+      IdempotentServer server;
+      try {
+        server = IdempotentServer.builder().database(database).port(port).tenants(tenants)
+            .handler(NotesApplication.OPERATION, new NotesApplication(database).handler())
+            .start();
+      } catch (IOException | RuntimeException e) {
+        database.close();
+        throw new Cli.Failure(Cli.BAD_INPUT, "cannot serve on 127.0.0.1:" + port + ": " + e);
+      }
       if (tokens == null) {
         spec.commandLine().getErr().println("warning: the Outbox-Tenant header is not "
             + "authenticated: any local process can act for any tenant (see --tokens)");
@@ -64,6 +74,19 @@ final class ServeCommand implements Callable<Integer> {
       new CountDownLatch(1).await();
       return Cli.OK;
     });
+  }
+
+  /** Exit 2 with one line when another process listens on {@code port} of 127.0.0.1. */
+  private static void requireFreePort(int port) {
+    if (port == 0) {
+      return;
+    }
+    try (ServerSocket probe = new ServerSocket()) {
+      probe.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+    } catch (IOException e) {
+      throw new Cli.Failure(Cli.BAD_INPUT, "cannot serve on 127.0.0.1:" + port + ": "
+          + e.getMessage() + " (another process listens there?)");
+    }
   }
 
   /** '<token> <tenant>' per line; blank lines and lines starting with # are skipped. */

@@ -30,14 +30,15 @@ final class StatusCommand implements Callable<Integer> {
     return Cli.run(spec, () -> {
       try (ExistingOutboxFile.Opened opened = outboxFile.openReadOnly()) {
         H2OutboxStore store = opened.store();
-        Map<Status, Long> counts = store.countByStatus();
-        Map<String, Long> rejectedBy = store.countByErrorCode(Status.REJECTED);
+        boolean empty = Cli.unfinished(spec, opened);
+        Map<Status, Long> counts = empty ? Status.zeroCounts() : store.countByStatus();
+        Map<String, Long> rejectedBy = empty ? Map.of() : store.countByErrorCode(Status.REJECTED);
         long poison = rejectedBy.getOrDefault(Reason.POISON_MAX_ATTEMPTS.wireName(), 0L)
             + rejectedBy.getOrDefault(Reason.POISON_MAX_AGE.wireName(), 0L)
             + rejectedBy.getOrDefault(Reason.UNRESOLVED_KEY_EXPIRED.wireName(), 0L);
         long needsAttention =
             rejectedBy.getOrDefault(Reason.UNRESOLVED_KEY_EXPIRED.wireName(), 0L);
-        Duration age = store.oldestOpenAcceptedAt()
+        Duration age = (empty ? java.util.Optional.<Instant>empty() : store.oldestOpenAcceptedAt())
             .map(oldest -> Duration.between(oldest, Instant.now())).orElse(Duration.ZERO);
         PrintWriter out = spec.commandLine().getOut();
         if (json) {
