@@ -125,7 +125,6 @@ public final class H2Database implements AutoCloseable {
             + e, e);
       }
     }
-    boolean readOnlyFile = readOnly && !inUse;
     // registered before H2 opens it: from here on no check in this JVM opens (and, closing it,
     // unlocks) a channel of its own on the file
     FileCheck.openedHere(dataFile(file), builder.encryptionKey);
@@ -139,7 +138,7 @@ public final class H2Database implements AutoCloseable {
         readOnly, builder.encryptionKey, builder.maxPoolSize, builder.lockTimeout,
         builder.openWait);
     try {
-      this.pool = openPool(opener, readOnlyFile);
+      this.pool = openPool(opener, readOnly);
     } catch (RuntimeException e) {
       if (journal != null) {
         journal.undoAfter(e);
@@ -181,21 +180,11 @@ public final class H2Database implements AutoCloseable {
   }
 
   /**
-   * The pool: for a file no one had open at the look, read-only and without a lock; when a live
-   * process took the file in the meantime (its lock refuses the reader), through that process.
+   * The pool: read-only, never as the file's writer ({@link PoolOpener#openReadOnly}), or for
+   * writing.
    */
-  private static HikariDataSource openPool(PoolOpener opener, boolean readOnlyFile) {
-    if (!readOnlyFile) {
-      return opener.open(false);
-    }
-    try {
-      return opener.open(true);
-    } catch (OutboxStorageException e) {
-      if (!H2Errors.isLockedByAnother(e)) {
-        throw e;
-      }
-      return opener.open(false);
-    }
+  private static HikariDataSource openPool(PoolOpener opener, boolean readOnly) {
+    return readOnly ? opener.openReadOnly() : opener.open(false);
   }
 
   /**

@@ -210,4 +210,57 @@ class OkHttpTransportTest {
         .hasMessageContaining("only a 2xx");
   }
 
+
+  @Test
+  void aRetryAfterTooLargeForAnIntIsALongWaitNotAnException() throws Exception {
+    for (String header : List.of("2147483648", "99999999999", "0002147483648")) {
+      server.enqueue(new MockResponse.Builder().code(503).addHeader("Retry-After", header)
+          .build());
+      TransportResult result = transport().send(command, session);
+      assertThat(result.kind()).as(header).isEqualTo(Kind.RETRYABLE);
+      assertThat(result.retryAfter()).as(header)
+          .isGreaterThanOrEqualTo(Duration.ofSeconds(Integer.MAX_VALUE));
+    }
+    assertThat(RetryAfterClamp.tooLargeForInt("2147483647")).isFalse();
+    assertThat(RetryAfterClamp.tooLargeForInt("12a")).isFalse();
+  }
+
+  @Test
+  void anAnswerLongerThanTheLimitIsReadOnlyUpToItAcked2xxLoseTheirAnswer() throws Exception {
+    String big = "x".repeat(5_000);
+    server.enqueue(new MockResponse.Builder().code(201).body(big).build());
+    server.enqueue(new MockResponse.Builder().code(400).body(big).build());
+    server.enqueue(new MockResponse.Builder().code(201).body("y".repeat(1_000)).build());
+    OkHttpTransport transport = OkHttpTransport.builder(server.url("/api")).clock(clock)
+        .maxResponseBytes(1_000).build();
+    TransportResult acked = transport.send(command, session);
+    assertThat(acked.kind()).isEqualTo(Kind.ACKED);
+    assertThat(acked.response()).as("no answer to apply or store").isNull();
+    assertThat(acked.errorCode()).isEqualTo("response_too_large");
+    TransportResult rejected = transport.send(command, session);
+    assertThat(rejected.kind()).isEqualTo(Kind.REJECTED);
+    assertThat(rejected.response().body()).hasSize(1_000);
+    assertThat(rejected.message()).endsWith("[cut at 1000 bytes]");
+    TransportResult exactly = transport.send(command, session);
+    assertThat(exactly.response().body()).as("at the limit: whole").hasSize(1_000);
+  }
+
+  @Test
+  void aBareKeyHeaderCarriesTheKeyUnquotedOnSendsAndReconciliation() throws Exception {
+    server.enqueue(new MockResponse.Builder().code(404).build());
+    server.enqueue(new MockResponse.Builder().code(201).body("{}").build());
+    OkHttpTransport transport = OkHttpTransport.builder(server.url("/api")).clock(clock)
+        .keyHeaderFormat(KeyHeaderFormat.BARE).build();
+    transport.reconcile(command, session);
+    transport.send(command, session);
+    for (int i = 0; i < 2; i++) {
+      assertThat(server.takeRequest().getHeaders().get(HttpContract.IDEMPOTENCY_KEY))
+          .isEqualTo(command.idempotencyKey().value());
+    }
+  }
+
+  @Test
+  void a423IsInProgressByDefault() {
+    assertThat(OkHttpTransport.defaultKind(423, new byte[0])).isEqualTo(Kind.IN_PROGRESS);
+  }
 }

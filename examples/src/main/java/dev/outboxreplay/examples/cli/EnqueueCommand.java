@@ -6,12 +6,10 @@ import com.fasterxml.jackson.core.JsonParser;
 import com.fasterxml.jackson.core.JsonToken;
 import com.fasterxml.jackson.core.StreamReadFeature;
 import dev.outboxreplay.CommandId;
-import dev.outboxreplay.IdempotencyConflictException;
 import dev.outboxreplay.InvalidCommandException;
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.OutboxRecord;
-import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import java.io.IOException;
@@ -76,8 +74,6 @@ final class EnqueueCommand implements Callable<Integer> {
   }
 
   private static final Pattern INDEXED_FIELD = Pattern.compile("commands\\[(\\d+)\\]\\.(.+)");
-  /** Tries of an accept whose failure passes, each after the store's own handover retries. */
-  private static final int TRIES = 3;
   /** The line of each command read from {@code --from}. */
   private final List<Integer> lineNumbers = new ArrayList<>();
 
@@ -115,7 +111,8 @@ final class EnqueueCommand implements Callable<Integer> {
         ? ExistingOutboxFile.openExistingForWriting(db, wait, key)
         : created(key)) {
       Outbox<Connection> outbox = Outbox.builder(opened.store()).build();
-      List<OutboxRecord> accepted = acceptRetrying(outbox, commands);
+      List<OutboxRecord> accepted = new BatchAccept(outbox, db.toString(),
+          spec.commandLine().getErr()).accept(commands);
       PrintWriter out = spec.commandLine().getOut();
       for (OutboxRecord r : accepted) {
         out.println(Cli.JSON.createObjectNode().put("commandId", r.commandId().toString())
@@ -125,63 +122,12 @@ final class EnqueueCommand implements Callable<Integer> {
       out.flush();
       if (Cli.outputFailed(spec)) {
         throw new Cli.Failure(Cli.OUTPUT_FAILED, "cannot write to standard output; the "
-            + accepted.size() + " command(s) ARE accepted (ids " + range(commands) + "): "
+            + accepted.size() + " command(s) ARE accepted (ids " + BatchAccept.range(commands)
+            + "): "
             + "`outbox list --db " + db + " --status queued` shows them");
       }
       return Cli.OK;
     }
-  }
-
-  /** Tries the batch up to {@link #TRIES} times while its failure passes. */
-  private List<OutboxRecord> acceptRetrying(Outbox<Connection> outbox,
-      List<OutboxCommand> commands) {
-    for (int attempt = 1; ; attempt++) {
-      try {
-        return outbox.acceptAll(commands);
-      } catch (IdempotencyConflictException e) {
-        throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage() + "; nothing was accepted");
-      } catch (OutboxStorageException e) {
-        if (e.retryable() && attempt < TRIES) {
-          continue; // the same ids: a commit the failed try made is found, not made again
-        }
-        return storedDespite(outbox, commands, e);
-      }
-    }
-  }
-
-  /**
-   * After an accept that failed for good: the batch is atomic, so its first command tells
-   * whether it is stored. Stored (its commit happened after all): the records, with a note.
-   * Not stored: a failure that says nothing was accepted. Unknown: a failure naming the ids.
-   */
-  private List<OutboxRecord> storedDespite(Outbox<Connection> outbox,
-      List<OutboxCommand> commands, OutboxStorageException failure) {
-    boolean stored;
-    try {
-      stored = outbox.store().find(commands.get(0).commandId()).isPresent();
-    } catch (RuntimeException unknown) {
-      throw new Cli.Failure(Cli.BAD_INPUT, failure.getMessage() + "; whether the "
-          + commands.size() + " command(s) were accepted is unknown: look for ids "
-          + range(commands) + " with `outbox list --db " + db + " --status queued` before "
-          + "enqueueing them again");
-    }
-    if (!stored) {
-      throw new Cli.Failure(Cli.BAD_INPUT, failure.getMessage() + "; nothing was accepted");
-    }
-    List<OutboxRecord> records = new ArrayList<>(commands.size());
-    for (OutboxCommand c : commands) {
-      records.add(outbox.store().find(c.commandId()).orElseThrow());
-    }
-    spec.commandLine().getErr().println("outbox enqueue: the accept reported a failure after "
-        + "its commit (" + failure.getMessage() + "); all " + commands.size()
-        + " command(s) are stored");
-    spec.commandLine().getErr().flush();
-    return records;
-  }
-
-  private static String range(List<OutboxCommand> commands) {
-    return commands.get(0).commandId() + (commands.size() == 1 ? ""
-        : " to " + commands.get(commands.size() - 1).commandId());
   }
 
   private static List<OutboxCommand> withIds(List<OutboxCommand> commands) {

@@ -52,10 +52,12 @@ public final class LockOwner {
    * @param state what was found
    * @param description for messages: how the owner was judged, with the addresses probed
    * @param lockId the lock file's {@code id} (H2 makes a new one for each lock), or null
+   * @param server where the owner serves the file to other processes, as H2's remote database
+   *     name {@code host:port/key} on loopback; null when the lock names no server on loopback
    */
-  public record Found(State state, String description, String lockId) {
+  public record Found(State state, String description, String lockId, String server) {
     Found(State state, String description) {
-      this(state, description, null);
+      this(state, description, null, null);
     }
   }
 
@@ -90,8 +92,13 @@ public final class LockOwner {
       return new Found(State.HELD, "its lock file " + lockFile + " cannot be read ("
           + unreadable.getClass().getSimpleName() + ")");
     }
+    String id = lock.getProperty("id");
+    InetSocketAddress serving = lock.getProperty("server") == null ? null
+        : address(lock.getProperty("server"));
+    String server = serving == null || id == null ? null
+        : hostForUrl(serving) + ":" + serving.getPort() + "/" + id;
     if (FileCheck.lockedByAnotherProcess(dataFile)) {
-      return new Found(State.HELD, "a live process holds it open (" + lockFile + ")");
+      return new Found(State.HELD, "a live process holds it open (" + lockFile + ")", id, server);
     }
     List<InetSocketAddress> owner = new ArrayList<>();
     String ip = lock.getProperty("ipAddress");
@@ -99,9 +106,8 @@ public final class LockOwner {
     if ("socket".equals(lock.getProperty("method")) && ip != null && port != null) {
       owner.add(address(ip + ":" + port));
     }
-    String server = lock.getProperty("server");
-    if (server != null) {
-      owner.add(address(server));
+    if (lock.getProperty("server") != null) {
+      owner.add(serving);
     }
     if (owner.isEmpty()) {
       boolean settled = !modified.isAfter(now.minus(SETTLED));
@@ -116,11 +122,12 @@ public final class LockOwner {
       }
       if (answers(address)) {
         return new Found(State.HELD, "the process that locked it runs: it answers at "
-            + address.getHostString() + ":" + address.getPort() + " (" + lockFile + ")");
+            + address.getHostString() + ":" + address.getPort() + " (" + lockFile + ")", id,
+            server);
       }
     }
     return new Found(State.GONE, "the process that locked it is gone: nothing answers at "
-        + describe(owner) + " (" + lockFile + ")", lock.getProperty("id"));
+        + describe(owner) + " (" + lockFile + ")", id, null);
   }
 
   /**
@@ -180,6 +187,12 @@ public final class LockOwner {
     } catch (UnknownHostException | NumberFormatException e) {
       return null;
     }
+  }
+
+  /** The address's host as a URL takes it: an IPv6 literal in brackets. */
+  private static String hostForUrl(InetSocketAddress address) {
+    String host = address.getAddress().getHostAddress();
+    return host.contains(":") ? "[" + host + "]" : host;
   }
 
   /** False only when the connection is refused: a timeout or other failure counts as alive. */

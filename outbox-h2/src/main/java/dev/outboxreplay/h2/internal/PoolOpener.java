@@ -103,6 +103,49 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
   }
 
   /**
+   * Opens the pool for reading only, never as the file's writer: a file no live process holds is
+   * opened read-only ({@link #readOnlyUrl}: a lock left by a process that is gone is read past);
+   * a file a live process serves is read through that process's server, by its loopback address
+   * and key from the lock file, so that this process can never end up opening the file itself
+   * (H2's multi-process URL would, were the owner to die in between). A lock that appears or
+   * goes away in between is looked at again, with the handover's pauses, for up to the open wait.
+   *
+   * @throws OutboxStorageException when a live owner does not serve the file (it opened it in
+   *     single-process mode) for the whole open wait, or the file cannot be read
+   */
+  public HikariDataSource openReadOnly() {
+    Path dataFile = dataFile();
+    try {
+      return Handover.retryWithin(() -> {
+        LockOwner.Found owner = LockOwner.of(dataFile);
+        try {
+          if (owner.state() != LockOwner.State.HELD) {
+            return new HikariDataSource(poolConfig(readOnlyUrl(), false));
+          }
+          if (owner.server() != null) {
+            return new HikariDataSource(poolConfig(serverUrl(owner.server()), false));
+          }
+        } catch (RuntimeException e) {
+          if (!H2Errors.isLockedByAnother(e) && Handover.handoverCause(e) == null) {
+            throw e;
+          }
+        }
+        throw new LockMoved(owner.description());
+      }, openWait, Handover.Pacing.SYSTEM);
+    } catch (SQLException | RuntimeException e) {
+      throw H2Errors.onOpen(dataFile, e instanceof LockMoved
+          ? new SQLException(e.getMessage(), "HY000", 90020) : e);
+    }
+  }
+
+  /** The owner changed between the look at its lock and the open: look again. */
+  private static final class LockMoved extends SQLTransientConnectionException {
+    LockMoved(String owner) {
+      super("Database may be already in use: " + owner);
+    }
+  }
+
+  /**
    * Runs {@code openPool} and returns its pool, through {@link Handover#retryWithin}: when it
    * fails because the process serving the file closed or died under the pool's first connection
    * ({@link Handover#handoverCause}), it runs again while less than {@code openWait} has passed
@@ -142,12 +185,14 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
   }
 
   private HikariConfig poolConfig(boolean readOnlyFile) {
+    return poolConfig(readOnlyFile ? readOnlyUrl() : jdbcUrl(), multiProcess && !readOnlyFile);
+  }
+
+  private HikariConfig poolConfig(String url, boolean shared) {
     HikariConfig config = new HikariConfig();
     config.setPoolName("outbox-h2:" + file.getFileName());
     // opening retries H2's lock-file races at a short pace, not at the pool's growing back-off
-    boolean shared = multiProcess && !readOnlyFile;
-    config.setDataSource(new RetryingOpenDataSource(
-        readOnlyFile ? readOnlyUrl() : jdbcUrl(), encryptionKey, shared, openWait));
+    config.setDataSource(new RetryingOpenDataSource(url, encryptionKey, shared, openWait));
     config.setReadOnly(readOnly);
     config.setMinimumIdle(1);
     config.setMaximumPoolSize(maxPoolSize);
@@ -168,6 +213,15 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
     ReadOnlyFileSystem.register();
     return "jdbc:h2:" + ReadOnlyFileSystem.SCHEME + ":" + file
         + ";ACCESS_MODE_DATA=r;TRACE_LEVEL_FILE=0;IFEXISTS=TRUE"
+        + (encryptionKey != null ? ";CIPHER=AES" : "");
+  }
+
+  /**
+   * The file through the server of the process that holds it: {@code server} is H2's remote name
+   * {@code host:port/key} from the lock file, on loopback. Never opens the file here.
+   */
+  private String serverUrl(String server) {
+    return "jdbc:h2:tcp://" + server + ";TRACE_LEVEL_FILE=0"
         + (encryptionKey != null ? ";CIPHER=AES" : "");
   }
 
