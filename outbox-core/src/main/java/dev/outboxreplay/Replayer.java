@@ -205,6 +205,8 @@ public final class Replayer<T> implements AutoCloseable {
    *
    * @return true when drained, false on timeout
    * @throws InterruptedException when the waiting thread is interrupted
+   * @throws OutboxStorageException when the store fails for good, or a passing failure lasts to
+   *     the timeout
    */
   public boolean awaitDrained(Duration timeout) throws InterruptedException {
     return awaitUntil(timeout, () -> store.nextDueAt().isEmpty()
@@ -232,7 +234,15 @@ public final class Replayer<T> implements AutoCloseable {
       throws InterruptedException {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (true) {
-      Optional<R> done = check.get();
+      Optional<R> done;
+      try {
+        done = check.get();
+      } catch (OutboxStorageException e) {
+        if (!e.retryable() || deadline - System.nanoTime() <= 0) {
+          throw e;
+        }
+        done = Optional.empty(); // a passing store failure: look again, as the pass does
+      }
       long leftMillis = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
       if (done.isPresent() || leftMillis <= 0) {
         return done;

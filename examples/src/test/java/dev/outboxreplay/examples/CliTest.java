@@ -447,7 +447,9 @@ class CliTest {
     ToolRun r = run("replay", "--db", db, "--url", server.baseUrl(), "--until-drained",
         "--timeout", "1s");
     assertThat(r.exit()).isEqualTo(3);
-    assertThat(r.lastJson().path("retryable_failed").asLong()).isEqualTo(1);
+    // sent and refused, or (on a slow machine) not sent yet: either way open when time ran out
+    assertThat(r.lastJson().path("retryable_failed").asLong()
+        + r.lastJson().path("queued").asLong()).isEqualTo(1);
   }
 
   @Test

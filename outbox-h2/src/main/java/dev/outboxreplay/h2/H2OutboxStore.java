@@ -428,7 +428,8 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
    */
   public void export(Consumer<Exported> sink) {
     Objects.requireNonNull(sink, "sink == null");
-    read("export", c -> {
+    // not run again through a handover: the sink may already have what a first try handed out
+    inTransaction("export", c -> {
       c.setTransactionIsolation(SNAPSHOT_ISOLATION);
       long after = Long.MIN_VALUE;
       List<OutboxRecord> page;
@@ -479,12 +480,31 @@ public final class H2OutboxStore implements OutboxStore<Connection> {
     });
   }
 
+  /**
+   * Runs a read in its own transaction, again through a handover: a read is safe to run again.
+   * Seen in the field: a {@code replay --until-drained} whose wait for the drain read the counts
+   * just as the process serving the file closed ended with "Connection is broken".
+   */
   private <R> R read(String action, Work<R> work) {
-    return inTransaction(action, c -> {
-      R result = work.run(c);
-      c.commit();
-      return result;
-    });
+    try {
+      return Handover.retry(() -> readOnce(work));
+    } catch (SQLException e) {
+      throw H2Errors.onStatement(database.file(), action, e);
+    }
+  }
+
+  private <R> R readOnce(Work<R> work) throws SQLException {
+    try (Connection c = database.dataSource().getConnection()) {
+      c.setAutoCommit(false);
+      try {
+        R result = work.run(c);
+        c.commit();
+        return result;
+      } catch (SQLException | RuntimeException e) {
+        Rollback.after(e, c, null);
+        throw e;
+      }
+    }
   }
 
   private <R> R inTransaction(String action, Work<R> work) {

@@ -119,7 +119,8 @@ final class Cli {
       exit = fail(spec, f.getMessage(), f.exitCode);
     } catch (OutboxStorageException e) {
       // a file that cannot be created, opened or read: one line, no stack trace
-      exit = fail(spec, e.getMessage(), BAD_INPUT);
+      exit = fail(spec, e.getMessage() + (e.retryable()
+          ? " (this passes: run the command again)" : ""), BAD_INPUT);
     }
     if (outputFailed(spec)) {
       return fail(spec, "cannot write to standard output (a full disk or a closed pipe?): "

@@ -112,9 +112,7 @@ final class ReplayCommand implements Callable<Integer> {
     return Cli.run(spec, () -> {
       SessionRuntime.Snapshot session = new SessionRuntime.Snapshot(tenant, 0, false,
           tokenFile == null ? null : Cli.readSecret(spec, "--token-file", tokenFile));
-      Duration limit = timeout;
-      Duration leaseDuration = lease;
-      if (leaseDuration.compareTo(SHORTEST_LEASE) < 0) {
+      if (lease.compareTo(SHORTEST_LEASE) < 0) {
         throw new Cli.Failure(Cli.BAD_INPUT, "--lease must be at least "
             + SHORTEST_LEASE.toSeconds() + "s: each request may take half of it");
       }
@@ -126,9 +124,9 @@ final class ReplayCommand implements Callable<Integer> {
         throw new Cli.Failure(Cli.BAD_INPUT, "not an http(s) URL: "
             + url.replaceAll("//[^/@]*@", "//(userinfo redacted)@"));
       }
-      Instant deadline = Instant.now().plus(limit);
+      Instant deadline = Instant.now().plus(timeout);
       OkHttpTransport.Builder transport = OkHttpTransport.builder(base)
-          .callTimeout(leaseDuration.dividedBy(2)).reconciliation(!noReconciliation)
+          .callTimeout(lease.dividedBy(2)).reconciliation(!noReconciliation)
           .keyHeaderFormat(keyFormat());
       RetryPolicy retry = retryPolicy();
       for (String rule : classify) {
@@ -144,7 +142,7 @@ final class ReplayCommand implements Callable<Integer> {
         AtomicInteger rejected = new AtomicInteger();
         PrintWriter err = spec.commandLine().getErr();
         try (Replayer<Connection> replayer = Replayer.builder(store, transport.build())
-            .session(() -> session).concurrency(concurrency).lease(leaseDuration)
+            .session(() -> session).concurrency(concurrency).lease(lease)
             .retryPolicy(retry)
             .owner("outbox-cli-" + ProcessHandle.current().pid())
             .listener(new OutboxListener() {
