@@ -12,7 +12,9 @@ module dev.outboxreplay.core {
 
   exports dev.outboxreplay;
   exports dev.outboxreplay.internal to
+      dev.outboxreplay.jdbc,
       dev.outboxreplay.h2,
+      dev.outboxreplay.sqlite,
       dev.outboxreplay.server,
       dev.outboxreplay.http;
 }

@@ -5,7 +5,7 @@
 // "module": the name ends in "h2", as it always did; H2 declares a stable Automatic-Module-Name
 @SuppressWarnings({"module", "requires-automatic"})
 module dev.outboxreplay.h2 {
-  requires transitive dev.outboxreplay.core;
+  requires transitive dev.outboxreplay.jdbc;
   requires transitive java.sql;
   requires com.h2database;
   requires com.zaxxer.hikari;

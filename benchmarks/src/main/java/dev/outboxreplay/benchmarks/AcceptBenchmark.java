@@ -3,7 +3,7 @@ package dev.outboxreplay.benchmarks;
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.Payload;
-import dev.outboxreplay.h2.Durability;
+import dev.outboxreplay.jdbc.Durability;
 import dev.outboxreplay.internal.CommandIdGenerator;
 import java.time.Clock;
 import java.util.SplittableRandom;

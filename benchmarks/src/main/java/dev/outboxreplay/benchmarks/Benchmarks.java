@@ -1,6 +1,6 @@
 package dev.outboxreplay.benchmarks;
 
-import dev.outboxreplay.h2.Durability;
+import dev.outboxreplay.jdbc.Durability;
 import java.util.ArrayList;
 import java.util.List;
 

@@ -30,7 +30,8 @@ class ModulePathConsumerTest {
       Path.of("src", "test", "java", "dev", "outboxreplay", "examples", "ReadmeExamples.java");
   private static final Path CONSUMER = Path.of("src", "test", "resources", "consumer");
   /** File-name prefixes of the jars an application using every library module needs. */
-  private static final List<String> RUNTIME_JARS = List.of("outbox-core-", "outbox-h2-",
+  private static final List<String> RUNTIME_JARS = List.of("outbox-core-", "outbox-jdbc-",
+      "outbox-h2-",
       "outbox-http-", "outbox-server-", "outbox-micrometer-", "jackson-", "slf4j-api-",
       "resilience4j-core-", "h2-", "HikariCP-", "okhttp-jvm-", "okio-jvm-", "kotlin-stdlib-",
       "micrometer-", "HdrHistogram-", "LatencyUtils-", "jspecify-", "jetty-");

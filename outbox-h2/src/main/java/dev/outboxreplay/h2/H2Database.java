@@ -1,5 +1,6 @@
 package dev.outboxreplay.h2;
 
+import dev.outboxreplay.jdbc.Durability;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.internal.CommitOutcome;
@@ -13,9 +14,14 @@ import dev.outboxreplay.h2.internal.OpenJournal;
 import dev.outboxreplay.h2.internal.PoolOpener;
 import dev.outboxreplay.h2.internal.PrivateFiles;
 import dev.outboxreplay.h2.internal.RetryingOpenDataSource;
-import dev.outboxreplay.h2.internal.SchemaMigrator;
+import dev.outboxreplay.h2.internal.H2Dialect;
 import dev.outboxreplay.h2.internal.ServedHere;
 import dev.outboxreplay.internal.Arguments;
+import dev.outboxreplay.jdbc.Dialect;
+import dev.outboxreplay.jdbc.JdbcDatabase;
+import dev.outboxreplay.jdbc.Migration;
+import dev.outboxreplay.jdbc.internal.SchemaMigrator;
+import java.util.function.Predicate;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -51,7 +57,7 @@ import javax.sql.DataSource;
  *
  * <p>Thread-safe. Close it when done; rows already committed stay on disk.
  */
-public final class H2Database implements AutoCloseable {
+public final class H2Database implements JdbcDatabase, AutoCloseable {
   /** Default number of pooled connections. */
   public static final int DEFAULT_MAX_POOL_SIZE = 8;
   /**
@@ -260,12 +266,7 @@ public final class H2Database implements AutoCloseable {
    *     {@code steps} knows, or a step fails
    */
   public int migrate(String component, List<Migration> steps) {
-    if (readOnly) {
-      throw new OutboxStorageException("cannot migrate " + component + " tables in " + file()
-          + ": the database is opened read-only");
-    }
-    return SchemaMigrator.migrate(connections, file(), component, steps,
-        java.time.Clock.systemUTC());
+    return SchemaMigrator.migrate(this, component, steps, java.time.Clock.systemUTC());
   }
 
   /**
@@ -273,7 +274,35 @@ public final class H2Database implements AutoCloseable {
    * file holds none (no history table, or no step of that component). Reads only.
    */
   public int installedVersion(String component) {
-    return SchemaMigrator.installedVersion(connections, file(), component);
+    return SchemaMigrator.installedVersion(this, component);
+  }
+
+  @Override
+  public Dialect dialect() {
+    return H2Dialect.INSTANCE;
+  }
+
+  /**
+   * {@inheritDoc}
+   *
+   * <p>Here: while the file's server goes away and another process takes it over, and H2's
+   * lock-file races; for at least {@link #OPEN_RACE_RETRY} after the first failure.
+   */
+  @Override
+  public <R> R retry(SqlCall<R> call, Predicate<SQLException> alsoRetry, Duration bound)
+      throws SQLException {
+    return Handover.retry(call::call, alsoRetry,
+        bound.compareTo(Handover.RETRY_FOR) > 0 ? bound : Handover.RETRY_FOR);
+  }
+
+  @Override
+  public SQLException passingCause(Throwable failure) {
+    return Handover.handoverCause(failure);
+  }
+
+  @Override
+  public OutboxStorageException onStatement(String action, SQLException e) {
+    return H2Errors.onStatement(file(), action, e);
   }
 
   /** Whether this database was opened {@linkplain Builder#readOnly(boolean) read-only}. */

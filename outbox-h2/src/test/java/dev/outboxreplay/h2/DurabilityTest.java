@@ -1,5 +1,6 @@
 package dev.outboxreplay.h2;
 
+import dev.outboxreplay.jdbc.Durability;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxreplay.ErrorInfo;

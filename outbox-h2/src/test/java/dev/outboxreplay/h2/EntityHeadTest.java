@@ -1,5 +1,6 @@
 package dev.outboxreplay.h2;
 
+import dev.outboxreplay.jdbc.internal.OutboxTables;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxreplay.Outbox;
@@ -97,7 +98,7 @@ class EntityHeadTest {
     Path file = dir.resolve("v2");
     List<UUID> ids = new ArrayList<>();
     try (H2Database db = H2Database.open(file)) {
-      db.migrate(OutboxSchema.COMPONENT, OutboxSchema.MIGRATIONS.subList(0, 2));
+      db.migrate(OutboxTables.COMPONENT, OutboxSchema.MIGRATIONS.subList(0, 2));
       // entity a: acked, queued, queued; entity b: queued. Written with the version 2 layout.
       String[][] rows = {{"a", "acked"}, {"a", "queued"}, {"a", "queued"}, {"b", "queued"}};
       for (int i = 0; i < rows.length; i++) {

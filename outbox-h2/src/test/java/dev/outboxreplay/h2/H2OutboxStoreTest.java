@@ -1,5 +1,7 @@
 package dev.outboxreplay.h2;
 
+import dev.outboxreplay.jdbc.Durability;
+import dev.outboxreplay.jdbc.internal.OutboxTables;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
@@ -200,7 +202,7 @@ class H2OutboxStoreTest {
   void upgradingAVersion3FileCachesSequenceValuesAndDropsTheAuditTimeIndex() throws Exception {
     Path file = dir.resolve("v3");
     try (H2Database v3 = H2Database.open(file)) {
-      v3.migrate(dev.outboxreplay.h2.internal.OutboxSchema.COMPONENT,
+      v3.migrate(dev.outboxreplay.jdbc.internal.OutboxTables.COMPONENT,
           dev.outboxreplay.h2.internal.OutboxSchema.MIGRATIONS.subList(0, 3));
       assertThat(auditTimeIndexExists(v3)).isTrue();
       assertThat(sequenceCaches(v3)).containsOnly(32L);
@@ -220,7 +222,7 @@ class H2OutboxStoreTest {
     long now = java.time.Instant.parse("2026-06-01T00:00:00Z").toEpochMilli();
     long day = java.time.Duration.ofDays(1).toMillis();
     try (H2Database v7 = H2Database.open(file)) {
-      v7.migrate(OutboxSchema.COMPONENT, OutboxSchema.MIGRATIONS.subList(0, 7));
+      v7.migrate(OutboxTables.COMPONENT, OutboxSchema.MIGRATIONS.subList(0, 7));
       try (Connection c = v7.dataSource().getConnection();
           PreparedStatement ps = c.prepareStatement("INSERT INTO outbox_command (command_id, "
               + "idempotency_key, operation, entity_key, payload, payload_hash, status, attempt, "
@@ -250,16 +252,16 @@ class H2OutboxStoreTest {
     try (H2Database upgraded = H2Database.open(file)) {
       H2OutboxStore store = H2OutboxStore.create(upgraded);
       assertThat(claimDueByKey(upgraded)).containsExactlyInAnyOrderEntriesOf(Map.of(
-          "head", now - day, "behind", OutboxSchema.BLOCKED,
-          "ended", OutboxSchema.ENDED + now - 2 * day, "recent", OutboxSchema.ENDED + now,
-          "tomb", OutboxSchema.TOMBSTONED + now - 10 * day));
+          "head", now - day, "behind", OutboxTables.BLOCKED,
+          "ended", OutboxTables.ENDED + now - 2 * day, "recent", OutboxTables.ENDED + now,
+          "tomb", OutboxTables.TOMBSTONED + now - 10 * day));
       java.time.Instant at = java.time.Instant.ofEpochMilli(now);
       assertThat(store.claim("r", java.time.Duration.ofMinutes(1), 10, at))
           .extracting(r -> r.idempotencyKey().value()).containsExactly("head");
       assertThat(store.tombstoneEnded(at.minus(java.time.Duration.ofDays(1)), at)).isEqualTo(1);
       assertThat(store.deleteTombstones(at.minus(java.time.Duration.ofDays(8)))).isEqualTo(1);
       assertThat(claimDueByKey(upgraded)).containsOnlyKeys("head", "behind", "ended", "recent")
-          .containsEntry("ended", OutboxSchema.TOMBSTONED + now - 2 * day);
+          .containsEntry("ended", OutboxTables.TOMBSTONED + now - 2 * day);
     }
   }
 

@@ -2,6 +2,7 @@ package dev.outboxreplay.h2;
 
 import com.code_intelligence.jazzer.api.FuzzedDataProvider;
 import com.code_intelligence.jazzer.junit.FuzzTest;
+import dev.outboxreplay.testkit.jdbc.SimulatedOutboxFile;
 import dev.outboxreplay.testkit.sim.Choices;
 import dev.outboxreplay.testkit.sim.OutboxSimulation;
 import java.nio.file.Files;
@@ -17,12 +18,12 @@ import org.junit.jupiter.api.BeforeAll;
  * OutboxSimulationFuzzTest 10m} searches for new ones.
  */
 class OutboxSimulationFuzzTest {
-  private static H2SimulatedDatabase database;
+  private static SimulatedOutboxFile<H2Database> database;
 
   @BeforeAll
   static void openOnce() throws Exception {
     Path dir = Files.createTempDirectory(Path.of(System.getProperty("java.io.tmpdir")), "sim");
-    database = new H2SimulatedDatabase(dir.resolve("fuzzed"));
+    database = H2SimulatedFiles.outbox(dir.resolve("fuzzed"));
   }
 
   @AfterAll

@@ -30,7 +30,7 @@ class OutboxSimulationTest {
     int schedules = Integer.getInteger("sim.schedules", 300);
     SimulationStats total = new SimulationStats();
     long started = System.nanoTime();
-    try (H2SimulatedDatabase database = new H2SimulatedDatabase(dir.resolve("simulated"))) {
+    try (var database = H2SimulatedFiles.outbox(dir.resolve("simulated"))) {
       for (int i = 0; i < schedules; i++) {
         long scheduleSeed = seed + i;
         try {
@@ -71,7 +71,7 @@ class OutboxSimulationTest {
     long seed = Seeds.seed("sim.inbox.seed", "OutboxSimulationTest inbox");
     int schedules = Integer.getInteger("sim.schedules", 100);
     SimulationStats total = new SimulationStats();
-    try (H2SimulatedInbox database = new H2SimulatedInbox(dir.resolve("inbox"))) {
+    try (var database = H2SimulatedFiles.inbox(dir.resolve("inbox"))) {
       for (int i = 0; i < schedules; i++) {
         long scheduleSeed = seed + i;
         try {

@@ -3,7 +3,7 @@ package dev.outboxreplay.server;
 import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.Migration;
+import dev.outboxreplay.jdbc.Migration;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;

@@ -3,7 +3,7 @@ package dev.outboxreplay.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxreplay.HttpContract;
-import dev.outboxreplay.h2.Durability;
+import dev.outboxreplay.jdbc.Durability;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.server.internal.IdempotencyRecords;
 import dev.outboxreplay.testkit.Counters;

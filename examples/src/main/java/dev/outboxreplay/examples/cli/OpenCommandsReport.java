@@ -23,12 +23,18 @@ final class OpenCommandsReport {
   private OpenCommandsReport() {}
 
   static void print(PrintWriter err, OutboxStore<?> store, Instant now) {
-    Optional<OutboxRecord> first = Stream.of(Status.QUEUED, Status.RETRYABLE_FAILED,
-            Status.UNKNOWN, Status.CLAIMED, Status.SENDING)
-        .flatMap(status -> store.list(status, LOOK_AT).stream())
-        .min(Comparator.comparing(OpenCommandsReport::dueAt));
     Optional<Instant> due = store.nextDueAt();
-    if (first.isEmpty() || due.isEmpty()) {
+    if (due.isEmpty()) {
+      return;
+    }
+    List<OutboxRecord> open = Stream.of(Status.QUEUED, Status.RETRYABLE_FAILED,
+            Status.UNKNOWN, Status.CLAIMED, Status.SENDING)
+        .flatMap(status -> store.list(status, LOOK_AT).stream()).toList();
+    // the row the store's due time is for; a row queued behind its entity's head is not due
+    Optional<OutboxRecord> first = open.stream()
+        .filter(r -> dueAt(r).equals(due.get())).findFirst()
+        .or(() -> open.stream().min(Comparator.comparing(OpenCommandsReport::dueAt)));
+    if (first.isEmpty()) {
       return;
     }
     OutboxRecord next = first.get();
@@ -47,7 +53,9 @@ final class OpenCommandsReport {
 
   private static String describe(OutboxRecord r, Instant now) {
     String what = "command " + r.commandId() + " (entity '" + r.entityKey() + "') is "
-        + r.status().wireName() + " after " + r.attempt() + " attempt(s)";
+        + r.status().wireName() + (r.claimOwner() == null ? ""
+            : " by " + r.claimOwner() + ", whose lease ends then,")
+        + " after " + r.attempt() + " attempt(s)";
     if (r.lastError() == null) {
       return what;
     }

@@ -1,13 +1,10 @@
 package dev.outboxreplay.h2.internal;
 
-import dev.outboxreplay.h2.Migration;
+import dev.outboxreplay.jdbc.Migration;
 import java.util.List;
 
-/** The processed-inbox table layout, documented in {@code docs/table-layout.md}. */
+/** H2's processed-inbox table layout, documented in {@code docs/table-layout.md}. */
 public final class InboxSchema {
-  /** Component name in {@code outbox_schema_history}. */
-  public static final String COMPONENT = "inbox";
-
   public static final List<Migration> MIGRATIONS = List.of(
       new Migration(1, "inbox_message table with state index", List.of(
           "CREATE TABLE IF NOT EXISTS inbox_message ("

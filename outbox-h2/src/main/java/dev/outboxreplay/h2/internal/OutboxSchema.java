@@ -1,57 +1,18 @@
 package dev.outboxreplay.h2.internal;
 
-import dev.outboxreplay.h2.Migration;
+import dev.outboxreplay.jdbc.Migration;
+import dev.outboxreplay.jdbc.internal.OutboxTables;
 import java.util.List;
 
 /**
- * The outbox table layout, documented in {@code docs/table-layout.md}. Times are epoch
- * milliseconds (UTC) in BIGINT columns.
+ * H2's outbox table layout and its migrations, documented in {@code docs/table-layout.md}; what
+ * every engine's layout shares is in {@link OutboxTables}.
  *
- * <p>The claim reads {@code idx_outbox_claim (claim_due, seq)}. {@code claim_due} is generated:
- * {@code lease_expires_at} for held rows, {@code next_attempt_at} for waiting rows flagged
- * {@code entity_head}, {@link #BLOCKED} for waiting rows whose flag is cleared (they wait behind
- * an earlier open row of their entity), {@link #ENDED} plus {@code updated_at} for terminal rows
- * and {@link #TOMBSTONED} plus {@code updated_at} for tombstones. The range scan {@code
- * claim_due <= now} therefore reads neither terminal rows nor the backlog queued behind a busy
- * entity once a claim has seen it, however long it is; and the history retention reads, in one
- * range each, only the ended rows or tombstones that ended before its cutoff. {@code
- * entity_head} is a hint kept off the accept path: every insert sets it; the first claim that
- * finds the row behind an open row of its entity clears it; it passes to the oldest open row
- * when a head becomes terminal; and rows cleared by a claim that raced with that hand-over are
- * repaired (see {@link OutboxSql#repairEntityHeads}). The claim still checks the order itself,
- * so a stale {@code TRUE} costs a read, never an out-of-order send.
  */
 public final class OutboxSchema {
-  /** Component name in {@code outbox_schema_history}. */
-  public static final String COMPONENT = "outbox";
-  /** Format version written into each row's {@code schema_version}. */
-  public static final int ROW_FORMAT = 1;
-
-  /** Columns read back into an {@code OutboxRecord}, in {@link OutboxRows} order. */
-  public static final String COLUMNS = "seq, command_id, idempotency_key, operation, entity_key, "
-      + "payload, payload_hash, status, attempt, next_attempt_at, claim_owner, claimed_from, "
-      + "fencing_token, lease_expires_at, session_version, last_error_code, last_error_message, "
-      + "last_error_at, response_status, response_body, created_at, updated_at, schema_version, "
-      + "first_sent_at, tombstoned_at";
-
-  /**
-   * {@code claim_due} of a waiting row that is not its entity's head: above every real time (epoch
-   * milliseconds stay below 2<sup>61</sup> for millions of years), below the terminal ranges, so
-   * these rows form their own index range.
-   */
-  public static final long BLOCKED = 1L << 61;
-  /** {@code claim_due} of a terminal row that is not a tombstone: this plus {@code updated_at}. */
-  public static final long ENDED = 1L << 62;
-  /** {@code claim_due} of a tombstone: this plus {@code updated_at} (when the command ended). */
-  public static final long TOMBSTONED = (1L << 62) + (1L << 61);
-
-  /** The generated {@code claim_due} from migration 8 on (see the class comment). */
-  private static final String CLAIM_DUE = "claim_due BIGINT GENERATED ALWAYS AS (CASE "
-      + "WHEN status IN ('claimed', 'sending') THEN lease_expires_at "
-      + "WHEN status IN ('queued', 'retryable_failed', 'unknown') THEN "
-      + "CASE WHEN entity_head THEN next_attempt_at ELSE " + BLOCKED + " END "
-      + "WHEN tombstoned_at IS NULL THEN " + ENDED + " + updated_at "
-      + "ELSE " + TOMBSTONED + " + updated_at END)";
+  /** The generated {@code claim_due} from migration 8 on (see {@link OutboxTables}). */
+  private static final String CLAIM_DUE = "claim_due BIGINT GENERATED ALWAYS AS ("
+      + OutboxTables.CLAIM_DUE_EXPRESSION + ")";
 
   /**
    * Values each sequence (accept order {@code seq}, audit {@code id}, fencing tokens) hands out per

@@ -1,5 +1,10 @@
 package dev.outboxreplay.h2.internal;
 
+import dev.outboxreplay.jdbc.internal.LeaseRecovery;
+import dev.outboxreplay.jdbc.internal.OutboxTables;
+import dev.outboxreplay.jdbc.internal.OutboxRetention;
+import dev.outboxreplay.jdbc.internal.OutboxCounts;
+import dev.outboxreplay.jdbc.internal.OutboxSql;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxreplay.Outbox;
@@ -174,7 +179,7 @@ class ClaimQueryPlanTest {
     System.out.printf("status counts read %d index rows beside 2,990 acked rows%n", read);
     assertThat(read).as(plan).isLessThanOrEqualTo(10 + Status.values().length);
 
-    plan = explainAnalyze(OutboxCounts.OLDEST_OPEN, ps -> { });
+    plan = explainAnalyze(OutboxCounts.oldestOpen(H2Dialect.INSTANCE), ps -> { });
     assertThat(plan).as(plan).contains("IDX_OUTBOX_CLAIM").doesNotContainIgnoringCase("tableScan");
     assertThat(scanCounts(plan)).as(plan).isNotEmpty().allMatch(n -> n <= 9);
     assertThat(store.oldestOpenAcceptedAt()).contains(clock.instant());
@@ -192,17 +197,17 @@ class ClaimQueryPlanTest {
 
     // 10 rows ended two days ago, 1,990 just now: the tombstone pass reads the 10 (and at most
     // one more), not the history after them
-    List<Long> scans = retentionScanCounts(OutboxSchema.ENDED, dayAgo);
+    List<Long> scans = retentionScanCounts(OutboxTables.ENDED, dayAgo);
     System.out.printf("tombstone pass read %s index rows beside 1,990 recent ended rows%n", scans);
     assertThat(scans).allMatch(n -> n <= 11);
     assertThat(store.tombstoneEnded(java.time.Instant.ofEpochMilli(dayAgo), clock.instant()))
         .isEqualTo(10);
-    assertThat(retentionScanCounts(OutboxSchema.ENDED, dayAgo)).allMatch(n -> n <= 1);
+    assertThat(retentionScanCounts(OutboxTables.ENDED, dayAgo)).allMatch(n -> n <= 1);
 
     // the deletion reads the tombstones due, not the 1,990 whole rows
-    assertThat(retentionScanCounts(OutboxSchema.TOMBSTONED, oldEnd.toEpochMilli() - 1))
+    assertThat(retentionScanCounts(OutboxTables.TOMBSTONED, oldEnd.toEpochMilli() - 1))
         .allMatch(n -> n <= 1);
-    assertThat(retentionScanCounts(OutboxSchema.TOMBSTONED, dayAgo)).allMatch(n -> n <= 11);
+    assertThat(retentionScanCounts(OutboxTables.TOMBSTONED, dayAgo)).allMatch(n -> n <= 11);
     assertThat(store.deleteTombstones(java.time.Instant.ofEpochMilli(dayAgo))).isEqualTo(10);
     assertThat(store.countByStatus().get(Status.ACKED)).isEqualTo(1_990);
   }
@@ -220,7 +225,7 @@ class ClaimQueryPlanTest {
 
   /** Runs one retention read (terminal rows at {@code base}) under EXPLAIN ANALYZE. */
   private List<Long> retentionScanCounts(long base, long endedBefore) throws Exception {
-    String plan = explainAnalyze(OutboxRetention.ENDED, ps -> {
+    String plan = explainAnalyze(OutboxRetention.ended(H2Dialect.INSTANCE), ps -> {
       ps.setLong(1, base);
       ps.setLong(2, base + endedBefore);
     });
@@ -291,7 +296,7 @@ class ClaimQueryPlanTest {
 
   /** Rows the claim query read from its index, from H2's EXPLAIN ANALYZE. */
   private long outerScanCount(long now) throws Exception {
-    String plan = explainAnalyze(OutboxSql.CANDIDATES, ps -> {
+    String plan = explainAnalyze(OutboxSql.candidates(H2Dialect.INSTANCE), ps -> {
       ps.setLong(1, now);
       ps.setInt(2, 100);
     });

@@ -1,5 +1,6 @@
 package dev.outboxreplay.h2.internal;
 
+import dev.outboxreplay.jdbc.internal.GroupCommitter;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxreplay.h2.H2Database;

@@ -4,7 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.Migration;
+import dev.outboxreplay.jdbc.Migration;
+import dev.outboxreplay.jdbc.internal.SchemaMigrator;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.DriverManager;
@@ -37,7 +38,7 @@ class SchemaMigratorTest {
   private static void assertRace(String sql, int code, boolean race) throws SQLException {
     SQLException e = errorOf(sql);
     assertThat(e.getErrorCode()).as(sql).isEqualTo(code);
-    assertThat(SchemaMigrator.isRaceWithAnotherOpener(e)).as(sql).isEqualTo(race);
+    assertThat(H2Dialect.INSTANCE.isConcurrentSchemaChange(e)).as(sql).isEqualTo(race);
   }
 
   @Test
@@ -67,9 +68,9 @@ class SchemaMigratorTest {
         .lockTimeout(Duration.ofSeconds(5)).build()) {
       CompletableFuture<Integer> migrated;
       try (Connection holder = db.dataSource().getConnection()) {
-        SchemaMigrator.holdMigrationLock(holder);
-        migrated = CompletableFuture.supplyAsync(() -> SchemaMigrator.migrate(db.dataSource(),
-            db.file(), "test", steps, Clock.systemUTC()));
+        H2Dialect.holdMigrationLock(holder);
+        migrated = CompletableFuture.supplyAsync(() -> SchemaMigrator.migrate(db, "test",
+            steps, Clock.systemUTC()));
         int holderSession = sessionId(holder);
         // H2 reports the migration's session as blocked by the holder's: it waits on the lock
         Awaitility.await().atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(20))
@@ -81,9 +82,8 @@ class SchemaMigratorTest {
       assertThat(migrated.get()).isEqualTo(2);
       assertThat(installed(db)).isEqualTo(2);
       try (Connection holder = db.dataSource().getConnection()) {
-        SchemaMigrator.holdMigrationLock(holder);
-        assertThat(SchemaMigrator.migrate(db.dataSource(), db.file(), "test", steps,
-            Clock.systemUTC())).as("up to date: no lock taken").isEqualTo(2);
+        H2Dialect.holdMigrationLock(holder);
+        assertThat(SchemaMigrator.migrate(db, "test", steps, Clock.systemUTC())).as("up to date: no lock taken").isEqualTo(2);
         holder.rollback();
       }
     }
@@ -109,6 +109,6 @@ class SchemaMigratorTest {
   }
 
   private static int installed(H2Database db) {
-    return SchemaMigrator.installedVersion(db.dataSource(), db.file(), "test");
+    return SchemaMigrator.installedVersion(db, "test");
   }
 }

@@ -1,7 +1,7 @@
 package dev.outboxreplay.server.internal;
 
 import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.Migration;
+import dev.outboxreplay.jdbc.Migration;
 import java.security.MessageDigest;
 import java.sql.Connection;
 import java.sql.PreparedStatement;

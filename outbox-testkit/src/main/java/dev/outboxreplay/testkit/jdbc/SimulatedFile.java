@@ -1,36 +1,42 @@
-package dev.outboxreplay.h2;
+package dev.outboxreplay.testkit.jdbc;
 
-import java.nio.file.Path;
+import dev.outboxreplay.jdbc.JdbcDatabase;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
+import java.util.function.Supplier;
 
 /**
- * One real H2 file that simulated schedules run on, one at a time: emptied for each schedule, and
- * closed and opened again after a simulated crash.
+ * One real database file, of any engine, that simulated schedules run on, one at a time: emptied
+ * for each schedule, and closed and opened again after a simulated crash, as a dead process leaves
+ * it (only its commits stay).
+ *
+ * @param <D> the engine's database type
  */
-abstract class H2SimulatedFile implements AutoCloseable {
-  private final Path file;
+public abstract class SimulatedFile<D extends JdbcDatabase & AutoCloseable>
+    implements AutoCloseable {
+  private final Supplier<D> opener;
   private final String createTable;
   private final List<String> tables;
-  private H2Database db;
+  private D db;
 
   /**
+   * @param opener opens the file
    * @param createTable the statement that creates the simulation's own table, if missing
    * @param tables the tables to empty before each schedule
    */
-  H2SimulatedFile(Path file, String createTable, List<String> tables) {
-    this.file = file;
+  protected SimulatedFile(Supplier<D> opener, String createTable, List<String> tables) {
+    this.opener = opener;
     this.createTable = createTable;
     this.tables = List.copyOf(tables);
   }
 
   /** Called after every open, to make the store over {@code db}. */
-  abstract void opened(H2Database db);
+  protected abstract void opened(D db);
 
   /** The open database, emptied for a new schedule. */
-  final H2Database fresh() {
+  protected final D fresh() {
     if (db == null) {
       openFile();
     }
@@ -38,18 +44,19 @@ abstract class H2SimulatedFile implements AutoCloseable {
     return db;
   }
 
-  /** Closes the file as a dead process leaves it (only its commits stay) and opens it again. */
-  final void reopenFile() {
+  /** Closes the file as a dead process leaves it and opens it again. */
+  protected final void reopenFile() {
     close();
     openFile();
   }
 
-  final H2Database database() {
+  /** The open database. */
+  protected final D database() {
     return db;
   }
 
   private void openFile() {
-    db = H2Database.builder().file(file).multiProcess(false).build();
+    db = opener.get();
     execute(List.of(createTable));
     opened(db);
   }
@@ -67,7 +74,11 @@ abstract class H2SimulatedFile implements AutoCloseable {
   @Override
   public final void close() {
     if (db != null) {
-      db.close();
+      try {
+        db.close();
+      } catch (Exception e) {
+        throw new IllegalStateException(e);
+      }
       db = null;
     }
   }

@@ -1,6 +1,7 @@
-package dev.outboxreplay.h2.internal;
+package dev.outboxreplay.jdbc.internal;
 
 import dev.outboxreplay.Status;
+import dev.outboxreplay.jdbc.Dialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -46,7 +47,7 @@ public final class OutboxCounts {
   /** Statuses counted through idx_outbox_status; acked is the rest. */
   private static final List<Status> COUNTED = Arrays.stream(Status.values())
       .filter(s -> s != Status.ACKED).toList();
-  static final String COUNT_BY_STATUS = "SELECT (SELECT COUNT(*) FROM outbox_command)"
+  public static final String COUNT_BY_STATUS = "SELECT (SELECT COUNT(*) FROM outbox_command)"
       + COUNTED.stream().map(s -> ", (SELECT COUNT(*) FROM outbox_command WHERE status = '"
           + s.wireName() + "')").collect(Collectors.joining());
 
@@ -70,13 +71,15 @@ public final class OutboxCounts {
    * Open rows are at or below {@code BLOCKED} in idx_outbox_claim, terminal rows above it: reads
    * open rows only. ({@code < MAX} would walk the terminal range to its end.)
    */
-  static final String OLDEST_OPEN = "SELECT MIN(created_at) FROM outbox_command "
-      + "USE INDEX (idx_outbox_claim) WHERE claim_due <= " + OutboxSchema.BLOCKED;
+  public static String oldestOpen(Dialect dialect) {
+    return "SELECT MIN(created_at) FROM outbox_command" + dialect.indexHint("idx_outbox_claim")
+        + " WHERE claim_due <= " + OutboxTables.BLOCKED;
+  }
 
   /** When the oldest command that is not terminal was accepted; empty when none is open. */
-  public static Optional<Instant> oldestOpenAcceptedAt(Connection c)
+  public static Optional<Instant> oldestOpenAcceptedAt(Connection c, Dialect dialect)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(OLDEST_OPEN);
+    try (PreparedStatement ps = c.prepareStatement(oldestOpen(dialect));
         ResultSet rs = ps.executeQuery()) {
       rs.next();
       long at = rs.getLong(1);

@@ -1,4 +1,4 @@
-package dev.outboxreplay.h2.internal;
+package dev.outboxreplay.jdbc.internal;
 
 import dev.outboxreplay.CommandId;
 import dev.outboxreplay.ErrorInfo;
@@ -11,6 +11,7 @@ import dev.outboxreplay.Reason;
 import dev.outboxreplay.StateMachine;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.StoredResponse;
+import dev.outboxreplay.jdbc.Dialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -29,11 +30,78 @@ import java.util.UUID;
  * {@link FencedOffException}, never ignored.
  */
 public final class OutboxSql {
-  private static final String SELECT = "SELECT " + OutboxSchema.COLUMNS + " FROM ";
   /** The fence of every state change: the row, in the status and under the token read. */
   static final String FENCE = "command_id = ? AND status = ? AND fencing_token = ?";
-  /** The fence as the WHERE clause of an update inside {@code FINAL TABLE (...)}, closed. */
-  private static final String CAS = " WHERE " + FENCE + ")";
+  private static final String WHERE_FENCE = " WHERE " + FENCE;
+  private static final int MIN_CLAIM_WINDOW = 256;
+  private static final String NOT_HEAD =
+      "UPDATE outbox_command SET entity_head = FALSE WHERE command_id = ?";
+  private static final String AUDIT = "INSERT INTO outbox_audit (command_id, idempotency_key, "
+      + "from_status, to_status, fencing_token, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)";
+  public static final String PRUNE_AUDIT = "DELETE FROM outbox_audit WHERE at < ? AND id < COALESCE("
+      + "(SELECT id FROM outbox_audit WHERE at >= ? ORDER BY id LIMIT 1), " + Long.MAX_VALUE + ")";
+  /**
+   * The oldest open row of an entity becomes its head (after the previous head ended). The
+   * ORDER BY names every column of idx_outbox_entity_open so the engine reads one index entry
+   * instead of sorting the entity's whole backlog.
+   */
+  public static final String PROMOTE_NEXT_HEAD = "UPDATE outbox_command SET entity_head = TRUE "
+      + "WHERE command_id = (SELECT command_id FROM outbox_command "
+      + "WHERE entity_key = ? AND terminal = FALSE ORDER BY entity_key, terminal, seq LIMIT 1) "
+      + "AND entity_head = FALSE";
+  private static final String REPAIR_HEADS = "UPDATE outbox_command SET entity_head = TRUE "
+      + "WHERE claim_due = " + OutboxTables.BLOCKED + " AND NOT EXISTS (SELECT 1 "
+      + "FROM outbox_command p WHERE p.entity_key = outbox_command.entity_key "
+      + "AND p.terminal = FALSE AND p.seq < outbox_command.seq)";
+  private static final String SELECT = "SELECT " + OutboxTables.COLUMNS + " FROM ";
+
+  private final OutboxRows rows;
+  private final Dialect dialect;
+  private final String candidates;
+  private final String nextOfEntity;
+  private final String claim;
+  private final String markSending;
+  private final String complete;
+  private final String release;
+  private final String requeue;
+
+  public OutboxSql(OutboxRows rows, Dialect dialect) {
+    this.rows = rows;
+    this.dialect = dialect;
+    this.candidates = candidates(dialect);
+    this.nextOfEntity = "SELECT c.command_id, c.status, c.fencing_token, "
+        + "c.next_attempt_at, c.session_version FROM outbox_command c"
+        + dialect.indexHint("idx_outbox_entity_open")
+        + " WHERE c.entity_key = ? AND c.terminal = FALSE "
+        + "AND c.seq > ? AND EXISTS (SELECT 1 FROM outbox_command h WHERE h.command_id = ? "
+        + "AND h.status = 'sending' AND h.fencing_token = ?) "
+        + "ORDER BY c.entity_key, c.terminal, c.seq LIMIT 1";
+    // a claim's token comes from the file's one sequence: larger than every token before it
+    this.claim = returning("UPDATE outbox_command SET status = 'claimed', claimed_from = ?, "
+        + "claim_owner = ?, fencing_token = " + dialect.nextFencingToken()
+        + ", lease_expires_at = ?, updated_at = ?" + WHERE_FENCE);
+    this.markSending = returning("UPDATE outbox_command SET status = 'sending', "
+        + "lease_expires_at = ?, updated_at = ?" + WHERE_FENCE);
+    this.complete = returning("UPDATE outbox_command SET "
+        + "status = ?, attempt = attempt + ?, next_attempt_at = COALESCE(?, next_attempt_at), "
+        + "first_sent_at = CASE WHEN ? THEN COALESCE(first_sent_at, ?) ELSE first_sent_at END, "
+        + "claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
+        + "last_error_code = COALESCE(?, last_error_code), "
+        + "last_error_message = CASE WHEN ? IS NULL THEN last_error_message ELSE ? END, "
+        + "last_error_at = COALESCE(?, last_error_at), "
+        + "response_status = COALESCE(?, response_status), "
+        + "response_body = CASE WHEN ? IS NULL THEN response_body ELSE ? END, "
+        + "updated_at = ?" + WHERE_FENCE);
+    this.release = returning("UPDATE outbox_command SET status = claimed_from, "
+        + "next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, "
+        + "lease_expires_at = NULL, updated_at = ?" + WHERE_FENCE);
+    this.requeue = returning("UPDATE outbox_command SET status = 'queued', attempt = 0, "
+        + "next_attempt_at = ?, updated_at = ?, entity_head = TRUE" + WHERE_FENCE);
+  }
+
+  private String returning(String update) {
+    return dialect.updateReturning(update, OutboxTables.COLUMNS);
+  }
 
   /**
    * Due rows flagged as entity heads, oldest due first, each with whether an earlier row of its
@@ -43,71 +111,14 @@ public final class OutboxSql {
    * claim that finds it behind an open row clears the flag, so every later claim skips it. A due
    * {@code sending} row is one whose lease expired; the claim first records it as unknown.
    */
-  static final String CANDIDATES = "SELECT command_id, status, fencing_token, claimed_from, "
-      + "EXISTS (SELECT 1 FROM outbox_command p WHERE p.entity_key = c.entity_key "
-      + "AND p.terminal = FALSE AND p.seq < c.seq) AS behind "
-      // the hint: the status range would read the backlog behind busy heads too
-      + "FROM outbox_command c USE INDEX (idx_outbox_claim) WHERE c.claim_due <= ? "
-      + "AND c.status IN ('queued', 'retryable_failed', 'unknown') "
-      + "ORDER BY c.claim_due, c.seq LIMIT ?";
-  private static final int MIN_CLAIM_WINDOW = 256;
-  private static final String NOT_HEAD =
-      "UPDATE outbox_command SET entity_head = FALSE WHERE command_id = ?";
-  /**
-   * The open row right after a sending row in its entity's order, while that row is still sending
-   * under its token. The ORDER BY names every column of idx_outbox_entity_open, as in {@link
-   * #PROMOTE_NEXT_HEAD}, so one index entry is read.
-   */
-  static final String NEXT_OF_ENTITY = "SELECT c.command_id, c.status, c.fencing_token, "
-      + "c.next_attempt_at, c.session_version FROM outbox_command c "
-      + "USE INDEX (idx_outbox_entity_open) WHERE c.entity_key = ? AND c.terminal = FALSE "
-      + "AND c.seq > ? AND EXISTS (SELECT 1 FROM outbox_command h WHERE h.command_id = ? "
-      + "AND h.status = 'sending' AND h.fencing_token = ?) "
-      + "ORDER BY c.entity_key, c.terminal, c.seq LIMIT 1";
-  private static final String CLAIM = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
-      + "status = 'claimed', claimed_from = ?, claim_owner = ?, "
-      + "fencing_token = NEXT VALUE FOR outbox_fencing_token, lease_expires_at = ?, "
-      + "updated_at = ?" + CAS;
-  private static final String MARK_SENDING = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
-      + "status = 'sending', lease_expires_at = ?, updated_at = ?" + CAS;
-  private static final String COMPLETE = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
-      + "status = ?, attempt = attempt + ?, next_attempt_at = COALESCE(?, next_attempt_at), "
-      + "first_sent_at = CASE WHEN ? THEN COALESCE(first_sent_at, ?) ELSE first_sent_at END, "
-      + "claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
-      + "last_error_code = COALESCE(?, last_error_code), "
-      + "last_error_message = CASE WHEN ? IS NULL THEN last_error_message ELSE ? END, "
-      + "last_error_at = COALESCE(?, last_error_at), "
-      + "response_status = COALESCE(?, response_status), "
-      + "response_body = CASE WHEN ? IS NULL THEN response_body ELSE ? END, "
-      + "updated_at = ?" + CAS;
-  private static final String RELEASE = SELECT + "FINAL TABLE (UPDATE outbox_command SET "
-      + "status = claimed_from, next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, "
-      + "lease_expires_at = NULL, updated_at = ?" + CAS;
-  private static final String AUDIT = "INSERT INTO outbox_audit (command_id, idempotency_key, "
-      + "from_status, to_status, fencing_token, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)";
-  static final String PRUNE_AUDIT = "DELETE FROM outbox_audit WHERE at < ? AND id < COALESCE("
-      + "(SELECT id FROM outbox_audit WHERE at >= ? ORDER BY id LIMIT 1), " + Long.MAX_VALUE + ")";
-  private static final String REQUEUE = SELECT + "FINAL TABLE (UPDATE outbox_command r SET "
-      + "status = 'queued', attempt = 0, next_attempt_at = ?, updated_at = ?, "
-      + "entity_head = TRUE" + CAS;
-  /**
-   * The oldest open row of an entity becomes its head (after the previous head ended). The
-   * ORDER BY names every column of idx_outbox_entity_open so H2 reads one index entry instead of
-   * sorting the entity's whole backlog.
-   */
-  static final String PROMOTE_NEXT_HEAD = "UPDATE outbox_command SET entity_head = TRUE "
-      + "WHERE command_id = (SELECT command_id FROM outbox_command "
-      + "WHERE entity_key = ? AND terminal = FALSE ORDER BY entity_key, terminal, seq LIMIT 1) "
-      + "AND entity_head = FALSE";
-  private static final String REPAIR_HEADS = "UPDATE outbox_command c SET entity_head = TRUE "
-      + "WHERE c.claim_due = " + OutboxSchema.BLOCKED + " AND NOT EXISTS (SELECT 1 "
-      + "FROM outbox_command p WHERE p.entity_key = c.entity_key AND p.terminal = FALSE "
-      + "AND p.seq < c.seq)";
-
-  private final OutboxRows rows;
-
-  public OutboxSql(OutboxRows rows) {
-    this.rows = rows;
+  public static String candidates(Dialect dialect) {
+    return "SELECT command_id, status, fencing_token, claimed_from, "
+        + "EXISTS (SELECT 1 FROM outbox_command p WHERE p.entity_key = c.entity_key "
+        + "AND p.terminal = FALSE AND p.seq < c.seq) AS behind "
+        // the hint: the status range would read the backlog behind busy heads too
+        + "FROM outbox_command c" + dialect.indexHint("idx_outbox_claim")
+        + " WHERE c.claim_due <= ? AND c.status IN ('queued', 'retryable_failed', 'unknown') "
+        + "ORDER BY c.claim_due, c.seq LIMIT ?";
   }
 
   /**
@@ -124,13 +135,13 @@ public final class OutboxSql {
       // first time is cleared in a few reads, not one read per `limit` rows.
       int window = metBacklog ? Math.max(limit - claimed.size(), MIN_CLAIM_WINDOW)
           : limit - claimed.size();
-      List<Candidate> due = candidates(c, now, window);
+      List<Candidate> due = dueCandidates(c, now, window);
       int cleared = 0;
       try (PreparedStatement notHead = c.prepareStatement(NOT_HEAD);
-          PreparedStatement claim = c.prepareStatement(CLAIM)) {
+          PreparedStatement claim = c.prepareStatement(this.claim)) {
         for (Candidate candidate : due) {
           if (candidate.behind()) {
-            notHead.setObject(1, candidate.id());
+            dialect.setId(notHead, 1, candidate.id());
             notHead.executeUpdate();
             cleared++;
           } else if (claimed.size() < limit) {
@@ -148,16 +159,16 @@ public final class OutboxSql {
   private record Candidate(UUID id, Status status, long token, Status claimedFrom,
       boolean behind) {}
 
-  private static List<Candidate> candidates(Connection c, Instant now, int limit)
+  private List<Candidate> dueCandidates(Connection c, Instant now, int limit)
       throws SQLException {
     List<Candidate> candidates = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(CANDIDATES)) {
+    try (PreparedStatement ps = c.prepareStatement(this.candidates)) {
       ps.setLong(1, now.toEpochMilli());
       ps.setInt(2, limit);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           String from = rs.getString(4);
-          candidates.add(new Candidate(rs.getObject(1, UUID.class),
+          candidates.add(new Candidate(dialect.getId(rs, 1),
               Status.fromWireName(rs.getString(2)), rs.getLong(3),
               from == null ? null : Status.fromWireName(from), rs.getBoolean(5)));
         }
@@ -170,11 +181,12 @@ public final class OutboxSql {
       String owner, Instant leaseExpiresAt, Instant now) throws SQLException {
     Status from = due.status();
     StateMachine.requireAllowed(from, Status.CLAIMED);
+    dialect.advanceFencingToken(c);
     claim.setString(1, from.wireName());
     claim.setString(2, owner);
     claim.setLong(3, leaseExpiresAt.toEpochMilli());
     claim.setLong(4, now.toEpochMilli());
-    claim.setObject(5, due.id());
+    dialect.setId(claim, 5, due.id());
     claim.setString(6, from.wireName());
     claim.setLong(7, due.token());
     Optional<OutboxRecord> row = singleRow(claim);
@@ -193,21 +205,21 @@ public final class OutboxSql {
       Instant leaseExpiresAt, OutboxRecord sending, long sessionVersion, Instant now)
       throws SQLException {
     Candidate next;
-    try (PreparedStatement ps = c.prepareStatement(NEXT_OF_ENTITY)) {
+    try (PreparedStatement ps = c.prepareStatement(nextOfEntity)) {
       ps.setString(1, sending.entityKey());
       ps.setLong(2, sending.acceptSequence());
-      ps.setObject(3, sending.commandId().value());
+      dialect.setId(ps, 3, sending.commandId().value());
       ps.setLong(4, sending.fencingToken());
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next() || !Status.QUEUED.wireName().equals(rs.getString(2))
             || rs.getLong(4) > now.toEpochMilli() || rs.getLong(5) < sessionVersion) {
           return Optional.empty();
         }
-        next = new Candidate(rs.getObject(1, UUID.class), Status.QUEUED, rs.getLong(3), null,
+        next = new Candidate(dialect.getId(rs, 1), Status.QUEUED, rs.getLong(3), null,
             false);
       }
     }
-    try (PreparedStatement claim = c.prepareStatement(CLAIM)) {
+    try (PreparedStatement claim = c.prepareStatement(this.claim)) {
       return claimOne(c, claim, next, owner, leaseExpiresAt, now);
     }
   }
@@ -221,7 +233,7 @@ public final class OutboxSql {
   /** Marks one claimed row sending; empty when the claim was lost. The caller commits. */
   public Optional<OutboxRecord> markSendingIfHeld(Connection c, CommandId id, long token,
       Instant leaseExpiresAt, Instant now) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(MARK_SENDING)) {
+    try (PreparedStatement ps = c.prepareStatement(markSending)) {
       ps.setLong(1, leaseExpiresAt.toEpochMilli());
       ps.setLong(2, now.toEpochMilli());
       bindCas(ps, 3, id, Status.CLAIMED, token);
@@ -237,7 +249,7 @@ public final class OutboxSql {
       Outcome outcome, Instant now) throws SQLException {
     ErrorInfo error = outcome.error();
     StoredResponse response = outcome.response();
-    try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
+    try (PreparedStatement ps = c.prepareStatement(complete)) {
       ps.setString(1, outcome.status().wireName());
       ps.setInt(2, outcome.countsAsAttempt() ? 1 : 0);
       setMillis(ps, 3, outcome.status().isTerminal() ? null : outcome.nextAttemptAt());
@@ -288,7 +300,7 @@ public final class OutboxSql {
 
   public OutboxRecord release(Connection c, CommandId id, long token, Instant nextAttemptAt,
       Instant now) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(RELEASE)) {
+    try (PreparedStatement ps = c.prepareStatement(release)) {
       ps.setLong(1, nextAttemptAt.toEpochMilli());
       ps.setLong(2, now.toEpochMilli());
       bindCas(ps, 3, id, Status.CLAIMED, token);
@@ -299,7 +311,7 @@ public final class OutboxSql {
 
   public Optional<OutboxRecord> requeue(Connection c, OutboxRecord current, Instant now)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(REQUEUE)) {
+    try (PreparedStatement ps = c.prepareStatement(requeue)) {
       ps.setLong(1, now.toEpochMilli());
       ps.setLong(2, now.toEpochMilli());
       bindCas(ps, 3, current.commandId(), current.status(), current.fencingToken());
@@ -316,7 +328,7 @@ public final class OutboxSql {
         ResultSet rs = ps.executeQuery()) {
       rs.next();
       long due = rs.getLong(1);
-      return rs.wasNull() || due >= OutboxSchema.BLOCKED
+      return rs.wasNull() || due >= OutboxTables.BLOCKED
           ? Optional.empty() : Optional.of(Instant.ofEpochMilli(due));
     }
   }
@@ -326,13 +338,13 @@ public final class OutboxSql {
     try (PreparedStatement ps = c.prepareStatement("SELECT command_id, idempotency_key, "
         + "from_status, to_status, fencing_token, reason, at FROM outbox_audit "
         + "WHERE command_id = ? ORDER BY id")) {
-      ps.setObject(1, id.value());
+      dialect.setId(ps, 1, id.value());
       List<AuditEntry> trail = new ArrayList<>();
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
           String from = rs.getString(3);
           trail.add(new AuditEntry(
-              new CommandId(rs.getObject(1, UUID.class)), new IdempotencyKey(rs.getString(2)),
+              new CommandId(dialect.getId(rs, 1)), new IdempotencyKey(rs.getString(2)),
               from == null ? null : Status.fromWireName(from),
               Status.fromWireName(rs.getString(4)), rs.getLong(5),
               Reason.fromWireName(rs.getString(6)), Instant.ofEpochMilli(rs.getLong(7))));
@@ -361,10 +373,10 @@ public final class OutboxSql {
     return after;
   }
 
-  static AuditEntry audit(Connection c, OutboxRecord after, Status from, Reason reason,
+  AuditEntry audit(Connection c, OutboxRecord after, Status from, Reason reason,
       Instant now) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(AUDIT)) {
-      ps.setObject(1, after.commandId().value());
+      dialect.setId(ps, 1, after.commandId().value());
       ps.setString(2, after.idempotencyKey().value());
       ps.setString(3, from == null ? null : from.wireName());
       ps.setString(4, after.status().wireName());
@@ -380,9 +392,9 @@ public final class OutboxSql {
   /** The first acked command of {@code current}'s entity accepted after it, if any. */
   public Optional<OutboxRecord> firstAckedAfter(Connection c, OutboxRecord current)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(SELECT + "outbox_command "
-        + "USE INDEX (idx_outbox_entity_open) "  // the entity's rows, not the acked range
-        + "WHERE entity_key = ? AND seq > ? AND status = 'acked' ORDER BY seq LIMIT 1")) {
+    try (PreparedStatement ps = c.prepareStatement(SELECT + "outbox_command"
+        + dialect.indexHint("idx_outbox_entity_open") // the entity's rows, not the acked range
+        + " WHERE entity_key = ? AND seq > ? AND status = 'acked' ORDER BY seq LIMIT 1")) {
       ps.setString(1, current.entityKey());
       ps.setLong(2, current.acceptSequence());
       return singleRow(ps);
@@ -392,7 +404,7 @@ public final class OutboxSql {
   public Optional<OutboxRecord> find(Connection c, CommandId id) throws SQLException {
     try (PreparedStatement ps = c.prepareStatement(
         SELECT + "outbox_command WHERE command_id = ?")) {
-      ps.setObject(1, id.value());
+      dialect.setId(ps, 1, id.value());
       return singleRow(ps);
     }
   }
@@ -436,23 +448,9 @@ public final class OutboxSql {
     }
   }
 
-  /** The accept-order number of command {@code id}. */
-  public long seqOf(Connection c, CommandId id) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(
-        "SELECT seq FROM outbox_command WHERE command_id = ?")) {
-      ps.setObject(1, id.value());
-      try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next()) {
-          throw new SQLException("command " + id + " vanished from its own snapshot");
-        }
-        return rs.getLong(1);
-      }
-    }
-  }
-
-  static void bindCas(PreparedStatement ps, int first, CommandId id, Status status,
+  void bindCas(PreparedStatement ps, int first, CommandId id, Status status,
       long token) throws SQLException {
-    ps.setObject(first, id.value());
+    dialect.setId(ps, first, id.value());
     ps.setString(first + 1, status.wireName());
     ps.setLong(first + 2, token);
   }

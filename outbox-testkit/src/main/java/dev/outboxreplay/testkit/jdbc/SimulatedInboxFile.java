@@ -1,10 +1,10 @@
-package dev.outboxreplay.h2;
+package dev.outboxreplay.testkit.jdbc;
 
 import dev.outboxreplay.InboxConsumer;
 import dev.outboxreplay.InboxStore;
+import dev.outboxreplay.jdbc.JdbcDatabase;
 import dev.outboxreplay.testkit.sim.InboxSimulation;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -14,25 +14,36 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Function;
+import java.util.function.Supplier;
 
 /**
- * The file simulated inbox schedules run on: one real H2 file, emptied for each schedule, closed
- * and opened again after a simulated crash. The consumer's irreversible effect is a row in
- * {@code sim_consumed}, written in the consume transaction. One schedule at a time.
+ * The file simulated inbox schedules run on ({@link InboxSimulation.Database}): one real database
+ * of any engine. The consumer's irreversible effect is a row in {@code sim_consumed(seq,
+ * message_id, bytes)}, written in the consume transaction.
+ *
+ * @param <D> the engine's database type
  */
-final class H2SimulatedInbox extends H2SimulatedFile
-    implements InboxSimulation.Database<Connection> {
-  private H2InboxStore store;
+public final class SimulatedInboxFile<D extends JdbcDatabase & AutoCloseable>
+    extends SimulatedFile<D> implements InboxSimulation.Database<Connection> {
+  private final Function<D, InboxStore<Connection>> storeOf;
+  private InboxStore<Connection> store;
 
-  H2SimulatedInbox(Path file) {
-    super(file, "CREATE TABLE IF NOT EXISTS sim_consumed (seq IDENTITY, "
-        + "message_id VARCHAR(200) NOT NULL, bytes VARBINARY NOT NULL)",
-        List.of("inbox_message", "sim_consumed"));
+  /**
+   * @param opener opens the file
+   * @param createConsumed the engine's statement creating {@code sim_consumed (seq, message_id,
+   *     bytes)} with {@code seq} numbered by the database in insert order
+   * @param storeOf makes the inbox store over the open database
+   */
+  public SimulatedInboxFile(Supplier<D> opener, String createConsumed,
+      Function<D, InboxStore<Connection>> storeOf) {
+    super(opener, createConsumed, List.of("inbox_message", "sim_consumed"));
+    this.storeOf = storeOf;
   }
 
   @Override
-  void opened(H2Database db) {
-    store = H2InboxStore.create(db);
+  protected void opened(D db) {
+    store = storeOf.apply(db);
   }
 
   @Override

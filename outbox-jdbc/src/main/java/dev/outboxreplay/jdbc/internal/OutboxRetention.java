@@ -1,4 +1,4 @@
-package dev.outboxreplay.h2.internal;
+package dev.outboxreplay.jdbc.internal;
 
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -8,6 +8,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import dev.outboxreplay.jdbc.Dialect;
 
 /**
  * The history retention of the outbox table ({@code docs/table-layout.md}): ended commands
@@ -21,9 +22,10 @@ public final class OutboxRetention {
   /** Rows per transaction: a batch that changes fewer was the last one. */
   public static final int BATCH = 500;
   /** Rows whose claim_due lies in [base, base + cutoff): base is ENDED or TOMBSTONED. */
-  static final String ENDED = "SELECT command_id FROM outbox_command "
-      + "USE INDEX (idx_outbox_claim) WHERE claim_due >= ? AND claim_due < ? "
-      + "ORDER BY claim_due, seq LIMIT " + BATCH;
+  public static String ended(Dialect dialect) {
+    return "SELECT command_id FROM outbox_command" + dialect.indexHint("idx_outbox_claim")
+        + " WHERE claim_due >= ? AND claim_due < ? ORDER BY claim_due, seq LIMIT " + BATCH;
+  }
   /**
    * Keeps id, key, operation, entity, payload hash, status, attempts, times, response status and
    * error code; drops the payload bytes, the response body and the error message. The outer
@@ -37,29 +39,35 @@ public final class OutboxRetention {
   private static final String DELETE = "DELETE FROM outbox_command "
       + "WHERE command_id = ? AND terminal = TRUE AND tombstoned_at IS NOT NULL";
 
-  private OutboxRetention() {}
+  private final Dialect dialect;
+  private final String ended;
+
+  public OutboxRetention(Dialect dialect) {
+    this.dialect = dialect;
+    this.ended = ended(dialect);
+  }
 
   /** One batch of commands that ended before {@code endedBefore} and are not tombstones yet. */
-  public static List<UUID> endedNotTombstoned(Connection c, Instant endedBefore)
+  public List<UUID> endedNotTombstoned(Connection c, Instant endedBefore)
       throws SQLException {
-    return ids(c, OutboxSchema.ENDED, endedBefore);
+    return ids(c, OutboxTables.ENDED, endedBefore);
   }
 
   /** One batch of tombstones of commands that ended before {@code endedBefore}. */
-  public static List<UUID> tombstonesEnded(Connection c, Instant endedBefore)
+  public List<UUID> tombstonesEnded(Connection c, Instant endedBefore)
       throws SQLException {
-    return ids(c, OutboxSchema.TOMBSTONED, endedBefore);
+    return ids(c, OutboxTables.TOMBSTONED, endedBefore);
   }
 
   /** Turns {@code ids} into tombstones; the caller commits. @return rows changed */
-  public static int tombstone(Connection c, List<UUID> ids, Instant now) throws SQLException {
+  public int tombstone(Connection c, List<UUID> ids, Instant now) throws SQLException {
     if (ids.isEmpty()) {
       return 0;
     }
     try (PreparedStatement ps = c.prepareStatement(TOMBSTONE)) {
       for (UUID id : ids) {
         ps.setLong(1, now.toEpochMilli());
-        ps.setObject(2, id);
+        dialect.setId(ps, 2, id);
         ps.addBatch();
       }
       return sum(ps.executeBatch());
@@ -67,14 +75,14 @@ public final class OutboxRetention {
   }
 
   /** Deletes the tombstones {@code ids} and their audit entries; the caller commits. */
-  public static int delete(Connection c, List<UUID> ids) throws SQLException {
+  public int delete(Connection c, List<UUID> ids) throws SQLException {
     int deleted = 0;
     try (PreparedStatement audit = c.prepareStatement(DELETE_AUDIT);
         PreparedStatement row = c.prepareStatement(DELETE)) {
       for (UUID id : ids) {
-        row.setObject(1, id);
+        dialect.setId(row, 1, id);
         if (row.executeUpdate() == 1) {
-          audit.setObject(1, id);
+          dialect.setId(audit, 1, id);
           audit.executeUpdate();
           deleted++;
         }
@@ -83,15 +91,15 @@ public final class OutboxRetention {
     return deleted;
   }
 
-  private static List<UUID> ids(Connection c, long base, Instant endedBefore)
+  private List<UUID> ids(Connection c, long base, Instant endedBefore)
       throws SQLException {
     List<UUID> ids = new ArrayList<>();
-    try (PreparedStatement ps = c.prepareStatement(ENDED)) {
+    try (PreparedStatement ps = c.prepareStatement(ended)) {
       ps.setLong(1, base);
       ps.setLong(2, base + Math.max(0, endedBefore.toEpochMilli()));
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          ids.add(rs.getObject(1, UUID.class));
+          ids.add(dialect.getId(rs, 1));
         }
       }
     }

@@ -1,9 +1,10 @@
-package dev.outboxreplay.h2.internal;
+package dev.outboxreplay.jdbc.internal;
 
 import dev.outboxreplay.IdempotencyConflictException;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.PreparedCommand;
 import dev.outboxreplay.Status;
+import dev.outboxreplay.jdbc.Dialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -24,17 +25,19 @@ public final class OutboxInserter
   private static final String INSERT = "INSERT INTO outbox_command (command_id, idempotency_key, "
       + "operation, entity_key, payload, payload_hash, status, attempt, next_attempt_at, "
       + "fencing_token, session_version, created_at, updated_at, schema_version, entity_head) "
-      + "VALUES (?, ?, ?, ?, ?, ?, 'queued', 0, ?, 0, ?, ?, ?, " + OutboxSchema.ROW_FORMAT
+      + "VALUES (?, ?, ?, ?, ?, ?, 'queued', 0, ?, 0, ?, ?, ?, " + OutboxTables.ROW_FORMAT
       + ", TRUE)";
   private static final String BY_ID =
-      "SELECT " + OutboxSchema.COLUMNS + " FROM outbox_command WHERE command_id = ?";
+      "SELECT " + OutboxTables.COLUMNS + " FROM outbox_command WHERE command_id = ?";
   private static final String BY_KEY =
-      "SELECT " + OutboxSchema.COLUMNS + " FROM outbox_command WHERE idempotency_key = ?";
+      "SELECT " + OutboxTables.COLUMNS + " FROM outbox_command WHERE idempotency_key = ?";
 
   private final OutboxRows rows;
+  private final Dialect dialect;
 
-  public OutboxInserter(OutboxRows rows) {
+  public OutboxInserter(OutboxRows rows, Dialect dialect) {
     this.rows = rows;
+    this.dialect = dialect;
   }
 
   /**
@@ -72,7 +75,7 @@ public final class OutboxInserter
       return insertNew(c, batch);
     } catch (SQLException | RuntimeException e) {
       if (!Rollback.after(e, c, start)
-          || !(e instanceof SQLException sql) || !H2Errors.isUniqueViolation(sql)) {
+          || !(e instanceof SQLException sql) || !dialect.isUniqueViolation(sql)) {
         throw e;
       }
     }
@@ -97,7 +100,7 @@ public final class OutboxInserter
     try {
       return insertNew(c, List.of(command)).get(0);
     } catch (SQLException e) {
-      if (!H2Errors.isUniqueViolation(e)) {
+      if (!dialect.isUniqueViolation(e)) {
         throw e;
       }
       // Another process committed the same id or key between our lookup and insert.
@@ -120,53 +123,83 @@ public final class OutboxInserter
 
   private Optional<OutboxRecord> findExisting(Connection c, PreparedCommand command)
       throws SQLException {
-    Optional<OutboxRecord> byId = findOne(c, BY_ID, command.commandId().value());
-    return byId.isPresent() ? byId : findOne(c, BY_KEY, command.idempotencyKey().value());
-  }
-
-  private Optional<OutboxRecord> findOne(Connection c, String sql, Object key)
-      throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(sql)) {
-      ps.setObject(1, key);
-      try (ResultSet rs = ps.executeQuery()) {
-        return rs.next() ? Optional.of(rows.read(rs)) : Optional.empty();
-      }
+    Optional<OutboxRecord> byId;
+    try (PreparedStatement ps = c.prepareStatement(BY_ID)) {
+      dialect.setId(ps, 1, command.commandId().value());
+      byId = one(ps);
+    }
+    if (byId.isPresent()) {
+      return byId;
+    }
+    try (PreparedStatement ps = c.prepareStatement(BY_KEY)) {
+      ps.setString(1, command.idempotencyKey().value());
+      return one(ps);
     }
   }
 
-  /** Inserts all as new rows with one JDBC batch; their accept sequence comes back as keys. */
-  private static List<OutboxRecord> insertNew(Connection c, List<PreparedCommand> commands)
+  private Optional<OutboxRecord> one(PreparedStatement ps) throws SQLException {
+    try (ResultSet rs = ps.executeQuery()) {
+      return rs.next() ? Optional.of(rows.read(rs)) : Optional.empty();
+    }
+  }
+
+  /**
+   * Inserts all as new rows: with one JDBC batch where the engine hands back every row's accept
+   * sequence as a generated key, else row by row with {@code RETURNING seq}.
+   */
+  private List<OutboxRecord> insertNew(Connection c, List<PreparedCommand> commands)
       throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(INSERT, new String[] {"SEQ"})) {
-      for (PreparedCommand command : commands) {
-        long at = command.acceptedAt().toEpochMilli();
-        ps.setObject(1, command.commandId().value());
-        ps.setString(2, command.idempotencyKey().value());
-        ps.setString(3, command.operation());
-        ps.setString(4, command.entityKey());
-        ps.setBytes(5, command.payload().bytes());
-        ps.setBytes(6, command.payload().sha256());
-        ps.setLong(7, at);
-        ps.setLong(8, command.sessionVersion());
-        ps.setLong(9, at);
-        ps.setLong(10, at);
-        ps.addBatch();
-      }
-      ps.executeBatch();
-      List<OutboxRecord> written = new ArrayList<>(commands.size());
-      try (ResultSet keys = ps.getGeneratedKeys()) {
+    List<OutboxRecord> written = new ArrayList<>(commands.size());
+    if (dialect.batchReturnsGeneratedKeys()) {
+      try (PreparedStatement ps = c.prepareStatement(INSERT, new String[] {"SEQ"})) {
         for (PreparedCommand command : commands) {
-          if (!keys.next()) {
-            throw new SQLException("H2 returned fewer generated keys than rows inserted");
+          bind(ps, command);
+          ps.addBatch();
+        }
+        ps.executeBatch();
+        try (ResultSet keys = ps.getGeneratedKeys()) {
+          for (PreparedCommand command : commands) {
+            if (!keys.next()) {
+              throw new SQLException("the database returned fewer keys than rows inserted");
+            }
+            written.add(inserted(command, keys.getLong(1)));
           }
-          written.add(new OutboxRecord(command.commandId(), command.idempotencyKey(),
-              command.operation(), command.entityKey(), command.payload(), Status.QUEUED, 0,
-              command.acceptedAt(), null, null, 0, null, command.sessionVersion(), null, null,
-              command.acceptedAt(), command.acceptedAt(), OutboxSchema.ROW_FORMAT,
-              keys.getLong(1), null));
         }
       }
       return written;
     }
+    try (PreparedStatement ps = c.prepareStatement(INSERT + " RETURNING seq")) {
+      for (PreparedCommand command : commands) {
+        bind(ps, command);
+        try (ResultSet seq = ps.executeQuery()) {
+          if (!seq.next()) {
+            throw new SQLException("the database returned no accept sequence for an insert");
+          }
+          written.add(inserted(command, seq.getLong(1)));
+        }
+      }
+    }
+    return written;
+  }
+
+  private void bind(PreparedStatement ps, PreparedCommand command) throws SQLException {
+    long at = command.acceptedAt().toEpochMilli();
+    dialect.setId(ps, 1, command.commandId().value());
+    ps.setString(2, command.idempotencyKey().value());
+    ps.setString(3, command.operation());
+    ps.setString(4, command.entityKey());
+    ps.setBytes(5, command.payload().bytes());
+    ps.setBytes(6, command.payload().sha256());
+    ps.setLong(7, at);
+    ps.setLong(8, command.sessionVersion());
+    ps.setLong(9, at);
+    ps.setLong(10, at);
+  }
+
+  private static OutboxRecord inserted(PreparedCommand command, long seq) {
+    return new OutboxRecord(command.commandId(), command.idempotencyKey(), command.operation(),
+        command.entityKey(), command.payload(), Status.QUEUED, 0, command.acceptedAt(), null,
+        null, 0, null, command.sessionVersion(), null, null, command.acceptedAt(),
+        command.acceptedAt(), OutboxTables.ROW_FORMAT, seq, null);
   }
 }

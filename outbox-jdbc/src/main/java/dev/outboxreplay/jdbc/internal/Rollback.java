@@ -1,4 +1,4 @@
-package dev.outboxreplay.h2.internal;
+package dev.outboxreplay.jdbc.internal;
 
 import java.sql.Connection;
 import java.sql.SQLException;

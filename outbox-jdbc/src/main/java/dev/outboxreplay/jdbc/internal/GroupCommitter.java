@@ -1,6 +1,6 @@
-package dev.outboxreplay.h2.internal;
+package dev.outboxreplay.jdbc.internal;
 
-import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.jdbc.JdbcDatabase;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.sql.Savepoint;
@@ -52,7 +52,7 @@ public final class GroupCommitter<I, R> {
     R writeOne(Connection connection, I input) throws SQLException;
   }
 
-  private final H2Database database;
+  private final JdbcDatabase database;
   private final GroupWriter<I, R> writer;
   private final ConcurrentLinkedQueue<Pending<I, R>> queue = new ConcurrentLinkedQueue<>();
   private final ReentrantLock commitLock = new ReentrantLock();
@@ -60,7 +60,7 @@ public final class GroupCommitter<I, R> {
   /** The leader's connection, kept in a transaction; touched only under {@link #commitLock}. */
   private Connection leaderConnection;
 
-  public GroupCommitter(H2Database database, GroupWriter<I, R> writer) {
+  public GroupCommitter(JdbcDatabase database, GroupWriter<I, R> writer) {
     this.database = database;
     this.writer = writer;
   }
@@ -126,6 +126,7 @@ public final class GroupCommitter<I, R> {
     try {
       Connection c = leaderConnection();
       try {
+        database.dialect().beginWrite(c);
         if (group.size() == 1 || !writeAllAtOnce(c, group)) {
           writeOneByOne(c, group);
         }

@@ -1,4 +1,4 @@
-package dev.outboxreplay.h2.internal;
+package dev.outboxreplay.jdbc.internal;
 
 import dev.outboxreplay.CommandId;
 import dev.outboxreplay.ErrorInfo;
@@ -8,20 +8,22 @@ import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.Payload;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.StoredResponse;
+import dev.outboxreplay.jdbc.Dialect;
 import java.nio.file.Path;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.time.Instant;
-import java.util.UUID;
 
 /**
- * Reads {@link OutboxSchema#COLUMNS} into {@link OutboxRecord}s, refusing values it can't trust.
+ * Reads {@link OutboxTables#COLUMNS} into {@link OutboxRecord}s, refusing values it can't trust.
  */
 public final class OutboxRows {
   private final Path file;
+  private final Dialect dialect;
 
-  public OutboxRows(Path file) {
+  public OutboxRows(Path file, Dialect dialect) {
     this.file = file;
+    this.dialect = dialect;
   }
 
   /**
@@ -29,7 +31,7 @@ public final class OutboxRows {
    *     (an unknown status, a payload that does not match its hash, a malformed key)
    */
   public OutboxRecord read(ResultSet rs) throws SQLException {
-    CommandId id = new CommandId(rs.getObject(2, UUID.class));
+    CommandId id = new CommandId(dialect.getId(rs, 2));
     try {
       String errorCode = rs.getString(16);
       int responseStatus = rs.getInt(19);

@@ -1,9 +1,10 @@
-package dev.outboxreplay.h2.internal;
+package dev.outboxreplay.jdbc.internal;
 
 import dev.outboxreplay.CommandId;
 import dev.outboxreplay.OutboxStore.AuditEntry;
 import dev.outboxreplay.Reason;
 import dev.outboxreplay.Status;
+import dev.outboxreplay.jdbc.Dialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
@@ -11,7 +12,6 @@ import java.sql.SQLException;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.UUID;
 
 /**
  * Ends the leases that ran out (see {@code OutboxStore#recoverExpiredLeases}): a sending row
@@ -25,25 +25,31 @@ import java.util.UUID;
  */
 public final class LeaseRecovery {
   /** The rows in a held status whose lease ended. */
-  static final String EXPIRED = "SELECT command_id, fencing_token FROM outbox_command "
+  public static final String EXPIRED = "SELECT command_id, fencing_token FROM outbox_command "
       + "WHERE status = ? AND lease_expires_at <= ?";
-  private static final String RECOVER_SENDING = "SELECT " + OutboxSchema.COLUMNS
-      + " FROM FINAL TABLE (UPDATE outbox_command SET status = 'unknown', "
-      + "attempt = attempt + 1, next_attempt_at = ?, first_sent_at = COALESCE(first_sent_at, ?), "
-      + "claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
-      + "last_error_code = 'lease_expired_while_sending', "
-      + "last_error_message = 'the sender stopped before recording an outcome; "
-      + "the request may have reached the server', last_error_at = ?, updated_at = ? "
-      + "WHERE lease_expires_at <= ? AND " + OutboxSql.FENCE + ")";
-  private static final String RECOVER_CLAIMED = "SELECT " + OutboxSchema.COLUMNS
-      + " FROM FINAL TABLE (UPDATE outbox_command SET status = claimed_from, "
-      + "next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
-      + "updated_at = ? WHERE lease_expires_at <= ? AND " + OutboxSql.FENCE + ")";
 
   private final OutboxRows rows;
+  private final OutboxSql sql;
+  private final Dialect dialect;
+  private final String recoverSending;
+  private final String recoverClaimed;
 
-  public LeaseRecovery(OutboxRows rows) {
+  public LeaseRecovery(OutboxRows rows, OutboxSql sql, Dialect dialect) {
     this.rows = rows;
+    this.sql = sql;
+    this.dialect = dialect;
+    this.recoverSending = dialect.updateReturning("UPDATE outbox_command SET status = 'unknown', "
+        + "attempt = attempt + 1, next_attempt_at = ?, "
+        + "first_sent_at = COALESCE(first_sent_at, ?), "
+        + "claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
+        + "last_error_code = 'lease_expired_while_sending', "
+        + "last_error_message = 'the sender stopped before recording an outcome; "
+        + "the request may have reached the server', last_error_at = ?, updated_at = ? "
+        + "WHERE lease_expires_at <= ? AND " + OutboxSql.FENCE, OutboxTables.COLUMNS);
+    this.recoverClaimed = dialect.updateReturning("UPDATE outbox_command SET "
+        + "status = claimed_from, next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, "
+        + "lease_expires_at = NULL, updated_at = ? WHERE lease_expires_at <= ? AND "
+        + OutboxSql.FENCE, OutboxTables.COLUMNS);
   }
 
   /**
@@ -53,9 +59,9 @@ public final class LeaseRecovery {
    */
   public List<AuditEntry> recover(Connection c, Instant now) throws SQLException {
     List<AuditEntry> changes = new ArrayList<>();
-    recover(c, Status.SENDING, RECOVER_SENDING, 5, Reason.LEASE_EXPIRED_WHILE_SENDING, now,
+    recover(c, Status.SENDING, recoverSending, 5, Reason.LEASE_EXPIRED_WHILE_SENDING, now,
         changes);
-    recover(c, Status.CLAIMED, RECOVER_CLAIMED, 3, Reason.LEASE_EXPIRED_WHILE_CLAIMED, now,
+    recover(c, Status.CLAIMED, recoverClaimed, 3, Reason.LEASE_EXPIRED_WHILE_CLAIMED, now,
         changes);
     return changes;
   }
@@ -79,24 +85,24 @@ public final class LeaseRecovery {
         ps.setLong(i, at);
       }
       for (Expired e : expired) {
-        OutboxSql.bindCas(ps, times + 1, e.id(), held, e.token());
+        sql.bindCas(ps, times + 1, e.id(), held, e.token());
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            changes.add(OutboxSql.audit(c, rows.read(rs), held, reason, now));
+            changes.add(sql.audit(c, rows.read(rs), held, reason, now));
           }
         }
       }
     }
   }
 
-  private static List<Expired> expired(Connection c, Status held, long at) throws SQLException {
+  private List<Expired> expired(Connection c, Status held, long at) throws SQLException {
     List<Expired> expired = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(EXPIRED)) {
       ps.setString(1, held.wireName());
       ps.setLong(2, at);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          expired.add(new Expired(new CommandId(rs.getObject(1, UUID.class)), rs.getLong(2)));
+          expired.add(new Expired(new CommandId(dialect.getId(rs, 1)), rs.getLong(2)));
         }
       }
     }

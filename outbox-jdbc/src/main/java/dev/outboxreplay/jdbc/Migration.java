@@ -1,11 +1,11 @@
-package dev.outboxreplay.h2;
+package dev.outboxreplay.jdbc;
 
 import java.util.List;
 
 /**
- * One numbered schema step of one component. Statements must be idempotent
- * ({@code IF NOT EXISTS}) because H2 commits each DDL statement on its own: a step interrupted by a
- * crash is simply run again.
+ * One numbered schema step of one component. Statements must be idempotent ({@code IF NOT
+ * EXISTS}): an engine that commits each DDL statement on its own (H2) runs a step interrupted by a
+ * crash again.
  *
  * @param version step number, from 1, without gaps
  * @param description what the step does, recorded in the history table

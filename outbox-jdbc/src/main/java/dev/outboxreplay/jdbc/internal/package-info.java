@@ -1,0 +1,2 @@
+/** Implementation of the JDBC stores; not an API. */
+package dev.outboxreplay.jdbc.internal;

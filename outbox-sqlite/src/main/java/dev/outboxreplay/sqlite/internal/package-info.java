@@ -1,0 +1,2 @@
+/** Implementation of the SQLite stores; not an API. */
+package dev.outboxreplay.sqlite.internal;
