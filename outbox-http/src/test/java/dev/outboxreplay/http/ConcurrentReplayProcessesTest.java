@@ -1,5 +1,6 @@
 package dev.outboxreplay.http;
 
+import dev.outboxreplay.jdbc.JdbcDatabase;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxreplay.Outbox;
@@ -159,7 +160,7 @@ class ConcurrentReplayProcessesTest {
   }
 
   /** The single number {@code sql} selects. */
-  static long count(H2Database db, String sql) throws Exception {
+  static long count(JdbcDatabase db, String sql) throws Exception {
     try (Connection c = db.dataSource().getConnection();
         Statement s = c.createStatement();
         ResultSet rs = s.executeQuery(sql)) {

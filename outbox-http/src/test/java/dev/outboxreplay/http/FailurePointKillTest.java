@@ -8,7 +8,8 @@ import dev.outboxreplay.FailurePoint;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.jdbc.JdbcDatabase;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import dev.outboxreplay.server.IdempotentServer;
 import dev.outboxreplay.server.NotesApplication;
 import dev.outboxreplay.testkit.ChildJvm;
@@ -39,7 +40,8 @@ import org.junit.jupiter.api.parallel.ResourceLock;
  * side; together they halt {@code kill.perPoint} times per point (9 by default: 54 kills). A last
  * child per lane drains. Then every accept that returned is in the file and
  * acked, every command took effect once at the server and had its answer applied once, in accept
- * order per entity. Seeded: {@code -Dkill.seed=N}.
+ * order per entity. The two lanes are the two engines: lane 0 an H2 file, lane 1 a SQLite file.
+ * Seeded: {@code -Dkill.seed=N}.
  */
 @Execution(ExecutionMode.CONCURRENT) // beside other classes (junit-platform.properties)
 @ResourceLock("FailurePointKillTest") // its own methods one after another
@@ -106,6 +108,7 @@ class FailurePointKillTest {
     final SplittableRandom random;
     final Path client;
     final String entities;
+    final Engine engine;
     final Map<FailurePoint, Integer> halted = new EnumMap<>(FailurePoint.class);
     final Map<CommandId, String> acknowledged = new java.util.concurrent.ConcurrentHashMap<>();
     int children;
@@ -119,6 +122,7 @@ class FailurePointKillTest {
       this.random = new SplittableRandom(seed);
       this.client = dir.resolve("client-" + number);
       this.entities = "lane-" + number + "-entity-";
+      this.engine = number == 0 ? Engine.H2 : Engine.SQLITE;
     }
 
     void prepare(String url) {
@@ -134,7 +138,7 @@ class FailurePointKillTest {
             assertThat(children).as("seed %d: children started", seed)
                 .isLessThan(40 * perPoint);
             int exit = runChild(url, client, point.label(), 1 + random.nextInt(3), next,
-                entities, acknowledged, number + "-" + children++);
+                entities, acknowledged, number + "-" + children++, engine);
             next += ACCEPTS_PER_CHILD;
             if (exit == HaltAtPointChild.HALTED) {
               halted.merge(point, 1, Integer::sum);
@@ -142,7 +146,7 @@ class FailurePointKillTest {
           }
         }
         int last = runChild(url, client, "none", 0, next, entities, acknowledged,
-            number + "-" + children++);
+            number + "-" + children++, engine);
         assertThat(last).as("seed %d: the last child drains and exits", seed).isZero();
       } catch (Throwable t) {
         failure = t;
@@ -150,8 +154,9 @@ class FailurePointKillTest {
     }
 
     void verify(NotesApplication notes) throws Exception {
-      try (H2Database clientDb = H2Database.open(client)) {
-        H2OutboxStore store = H2OutboxStore.create(clientDb);
+      JdbcDatabase clientDb = engine.open(client);
+      try {
+        JdbcOutboxStore store = engine.outbox(clientDb);
         for (Map.Entry<CommandId, String> a : acknowledged.entrySet()) {
           assertThat(store.find(a.getKey()).map(OutboxRecord::status))
               .as("seed %d: acknowledged accept %s", seed, a.getValue())
@@ -185,17 +190,20 @@ class FailurePointKillTest {
           effects += arrived.size();
         }
         assertThat(effects).as("seed %d: effects at the server", seed).isEqualTo(rows);
+      } finally {
+        Engine.close(clientDb);
       }
     }
   }
 
   /** Runs one child to its end; returns its exit status. */
   private int runChild(String url, Path client, String point, int call, int first,
-      String entities, Map<CommandId, String> acknowledged, String number) throws Exception {
+      String entities, Map<CommandId, String> acknowledged, String number, Engine engine)
+      throws Exception {
     try (ChildJvm child = ChildJvm.start(HaltAtPointChild.class,
         dir.resolve("child-" + number + ".err"), client.toString(), url, point,
         Integer.toString(call), Integer.toString(ACCEPTS_PER_CHILD), Integer.toString(first),
-        entities)) {
+        entities, engine.name())) {
       int exit = child.waitForExit(CHILD_LIMIT);
       List<String> lines = child.remainingLines(Duration.ofSeconds(5));
       for (String line : lines) {

@@ -6,10 +6,10 @@ import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.Replayer;
+import dev.outboxreplay.jdbc.JdbcDatabase;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import dev.outboxreplay.ResponseApplier;
 import dev.outboxreplay.RetryPolicy;
-import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.H2OutboxStore;
 import dev.outboxreplay.server.NotesApplication;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -22,8 +22,8 @@ import okhttp3.HttpUrl;
 /**
  * A client process that dies exactly at a failure point, for {@link FailurePointKillTest}.
  * Arguments: database file, receiver base URL, failure point label (or {@code none}), which call
- * of that point halts, how many commands to accept, the number of the first, and a prefix for
- * entity names. It accepts its
+ * of that point halts, how many commands to accept, the number of the first, a prefix for entity
+ * names, and the engine ({@link Engine}). It accepts its
  * commands (printing {@code ACK <id> <entity> <seq>} after each accept returns), then replays
  * until nothing is open and prints {@code DRAINED <true|false>}. At the chosen call of the point
  * it halts the JVM at once ({@link Runtime#halt}: no shutdown hook, no finally, no close), as a
@@ -43,6 +43,7 @@ public final class HaltAtPointChild {
     int accepts = Integer.parseInt(args[4]);
     int first = Integer.parseInt(args[5]);
     String entities = args[6];
+    Engine engine = Engine.valueOf(args[7]);
     int[] calls = {0};
     FailureInjector halter = point -> {
       if (point == target && ++calls[0] == haltAtCall) {
@@ -50,11 +51,12 @@ public final class HaltAtPointChild {
         Runtime.getRuntime().halt(HALTED);
       }
     };
-    try (H2Database db = H2Database.builder().file(file).multiProcess(false).build()) {
-      H2OutboxStore store = H2OutboxStore.create(db);
+    JdbcDatabase db = engine.open(file);
+    try {
+      JdbcOutboxStore store = engine.outbox(db);
       try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
         s.execute("CREATE TABLE IF NOT EXISTS applied_answer "
-            + "(command_id UUID PRIMARY KEY, status INT)");
+            + "(command_id VARCHAR(36) PRIMARY KEY, status INT)");
       }
       Outbox<Connection> outbox = Outbox.builder(store).failureInjector(halter).build();
       for (int seq = first; seq < first + accepts; seq++) {
@@ -66,7 +68,7 @@ public final class HaltAtPointChild {
       }
       ResponseApplier<Connection> applier = (tx, command, response) -> {
         try (var ps = tx.prepareStatement("INSERT INTO applied_answer VALUES (?, ?)")) {
-          ps.setObject(1, command.commandId().value());
+          ps.setString(1, command.commandId().toString());
           ps.setInt(2, response.status());
           ps.executeUpdate();
         }
@@ -84,6 +86,8 @@ public final class HaltAtPointChild {
         System.out.println("DRAINED " + replayer.awaitDrained(Duration.ofSeconds(60)));
         System.out.flush();
       }
+    } finally {
+      Engine.close(db);
     }
   }
 

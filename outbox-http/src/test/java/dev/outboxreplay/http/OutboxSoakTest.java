@@ -1,12 +1,15 @@
 package dev.outboxreplay.http;
 
+import org.junit.jupiter.params.provider.EnumSource;
+import org.junit.jupiter.params.ParameterizedTest;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
+import dev.outboxreplay.jdbc.JdbcDatabase;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxreplay.CommandId;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.H2OutboxStore;
 import dev.outboxreplay.server.FaultPlan;
 import dev.outboxreplay.server.IdempotentServer;
 import dev.outboxreplay.server.NotesApplication;
@@ -82,19 +85,21 @@ class OutboxSoakTest {
     }
   }
 
-  @Test
-  void twoAcceptingAndOneReplayingProcessKilledAtRandomLoseNothingAndApplyOnce()
+  @ParameterizedTest
+  @EnumSource(Engine.class)
+  void twoAcceptingAndOneReplayingProcessKilledAtRandomLoseNothingAndApplyOnce(Engine engine)
       throws Exception {
-    long seed = Seeds.seed("soak.seed", "OutboxSoakTest");
+    long seed = Seeds.seed("soak.seed", "OutboxSoakTest " + engine);
     SplittableRandom random = new SplittableRandom(seed);
-    Path clientFile = dir.resolve("client");
-    try (H2Database clientDb = H2Database.open(clientFile)) {
-      H2OutboxStore.create(clientDb);
-      try (Connection c = clientDb.dataSource().getConnection();
-          Statement s = c.createStatement()) {
-        s.execute("CREATE TABLE applied_answer (command_id UUID PRIMARY KEY, owner VARCHAR(50))");
-      }
-    } // closed: the children serve the file among themselves
+    Path clientFile = dir.resolve("client-" + engine);
+    JdbcDatabase created = engine.openShared(clientFile);
+    try (Connection c = created.dataSource().getConnection(); Statement s = c.createStatement()) {
+      engine.outbox(created);
+      s.execute("CREATE TABLE applied_answer (command_id VARCHAR(36) PRIMARY KEY, "
+          + "owner VARCHAR(50))");
+    } finally {
+      Engine.close(created); // the children share the file among themselves
+    }
 
     try (H2Database serverDb = H2Database.open(dir.resolve("server"))) {
       NotesApplication notes = new NotesApplication(serverDb);
@@ -118,7 +123,8 @@ class OutboxSoakTest {
           for (int round = 0; round < ROUNDS; round++) {
             for (String role : List.of("accept-a", "accept-b", "replay")) {
               if (!running.containsKey(role)) {
-                Instance started = start(role, incarnation.incrementAndGet(), clientFile, server);
+                Instance started = start(role, incarnation.incrementAndGet(), clientFile, server,
+                    engine);
                 running.put(role, started);
                 all.add(started);
               }
@@ -221,7 +227,8 @@ class OutboxSoakTest {
             }
           }
           if (!running.containsKey("replay")) {
-            Instance started = start("replay", incarnation.incrementAndGet(), clientFile, server);
+            Instance started = start("replay", incarnation.incrementAndGet(), clientFile, server,
+                engine);
             running.put("replay", started);
             all.add(started);
           }
@@ -253,8 +260,9 @@ class OutboxSoakTest {
             acknowledged.size(), longestAccept, replayLags);
         assertThat(longestAccept).as("seed %d: longest accept", seed).isLessThan(BOUND_MILLIS);
 
-        try (H2Database clientDb = H2Database.open(clientFile)) {
-          H2OutboxStore store = H2OutboxStore.create(clientDb);
+        JdbcDatabase clientDb = engine.openShared(clientFile);
+        try {
+          JdbcOutboxStore store = engine.outbox(clientDb);
           Map<Status, Long> counts = store.countByStatus();
           long stored = counts.values().stream().mapToLong(Long::longValue).sum();
           assertThat(counts.get(Status.ACKED)).as("seed %d: %s", seed, counts).isEqualTo(stored);
@@ -294,6 +302,8 @@ class OutboxSoakTest {
                 .as("seed %d: %s arrived in accept order", seed, e.getKey())
                 .isEqualTo(e.getValue());
           }
+        } finally {
+          Engine.close(clientDb);
         }
       }
     }
@@ -308,14 +318,14 @@ class OutboxSoakTest {
     }
   }
 
-  private Instance start(String role, int incarnation, Path clientFile, IdempotentServer server)
-      throws Exception {
+  private Instance start(String role, int incarnation, Path clientFile, IdempotentServer server,
+      Engine engine) throws Exception {
     String name = role + "-" + incarnation;
     ChildJvm child = role.equals("replay")
         ? ChildJvm.start(SoakReplayChild.class, dir.resolve(name + ".err"),
-            clientFile.toString(), server.baseUrl(), name, "1500")
+            clientFile.toString(), server.baseUrl(), name, "1500", engine.name())
         : ChildJvm.start(SoakAcceptChild.class, dir.resolve(name + ".err"),
-            clientFile.toString(), name, "20");
+            clientFile.toString(), name, "20", engine.name());
     Instance instance = new Instance(role, name, child);
     String first = child.nextLine(QUIET);
     assertThat(first).as(child.stderrText()).isEqualTo("READY");

@@ -1,5 +1,6 @@
 package dev.outboxreplay.http;
 
+import dev.outboxreplay.OutboxStore;
 import dev.outboxreplay.CommandId;
 import dev.outboxreplay.OutboxListener;
 import dev.outboxreplay.Replayer;
@@ -37,11 +38,11 @@ public final class ReplayProcessChild {
    * {@code applied_answer(command_id PRIMARY KEY, owner)}; it calls {@code onAcked} after each
    * ack with the command's id.
    */
-  static Replayer<Connection> replayer(H2OutboxStore store, HttpUrl url, String owner,
+  static Replayer<Connection> replayer(OutboxStore<Connection> store, HttpUrl url, String owner,
       Duration lease, int maxAttempts, Consumer<CommandId> onAcked) {
     ResponseApplier<Connection> applier = (tx, command, response) -> {
       try (var ps = tx.prepareStatement("INSERT INTO applied_answer VALUES (?, ?)")) {
-        ps.setObject(1, command.commandId().value());
+        ps.setString(1, command.commandId().toString());
         ps.setString(2, owner);
         ps.executeUpdate();
       }

@@ -1,10 +1,9 @@
 package dev.outboxreplay.http;
 
+import dev.outboxreplay.jdbc.JdbcDatabase;
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.OutboxRecord;
-import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.H2OutboxStore;
 import dev.outboxreplay.server.NotesApplication;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -16,7 +15,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * One app instance accepting commands into a shared outbox file, for {@link OutboxSoakTest}.
- * Arguments: database file, instance name, milliseconds between accepts. Prints {@code READY},
+ * Arguments: database file, instance name, milliseconds between accepts, engine ({@link
+ * Engine}). Prints {@code READY},
  * then accepts {@code note.put} commands for entities {@code <name>-0..2} with increasing
  * {@code seq}, printing {@code ACK <commandId> <entity> <seq> <millis> END} after each accept
  * returns (with how long it took) or {@code FAILED <millis> <error>} when one throws (then it goes
@@ -44,8 +44,10 @@ public final class SoakAcceptChild {
       stop.set(true);
     });
     stdin.setDaemon(true);
-    try (H2Database db = H2Database.open(file)) {
-      Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(db)).build();
+    Engine engine = Engine.valueOf(args[3]);
+    JdbcDatabase db = engine.openShared(file);
+    try {
+      Outbox<Connection> outbox = Outbox.builder(engine.outbox(db)).build();
       System.out.println("READY");
       System.out.flush();
       stdin.start();
@@ -65,6 +67,8 @@ public final class SoakAcceptChild {
         System.out.flush();
         Thread.sleep(pauseMillis);
       }
+    } finally {
+      Engine.close(db);
     }
     System.out.println("STOPPED");
     System.out.flush();

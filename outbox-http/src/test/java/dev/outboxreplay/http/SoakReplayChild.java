@@ -1,8 +1,7 @@
 package dev.outboxreplay.http;
 
+import dev.outboxreplay.jdbc.JdbcDatabase;
 import dev.outboxreplay.Replayer;
-import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.H2OutboxStore;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -13,7 +12,7 @@ import okhttp3.HttpUrl;
 
 /**
  * The app instance that replays a shared outbox file, for {@link OutboxSoakTest}. Arguments:
- * database file, receiver base URL, instance name, lease in milliseconds. Starts a replayer
+ * database file, receiver base URL, instance name, lease in milliseconds, engine. Starts a replayer
  * ({@link ReplayProcessChild#replayer}), prints {@code READY}, and {@code ACKED <commandId>}
  * after each ack. A line {@code drain} on stdin makes it wait until no command is open, print
  * {@code DRAINED <true|false>}, close and exit.
@@ -26,8 +25,9 @@ public final class SoakReplayChild {
     HttpUrl url = HttpUrl.get(args[1]);
     String owner = args[2];
     Duration lease = Duration.ofMillis(Long.parseLong(args[3]));
-    try (H2Database db = H2Database.open(file);
-        Replayer<Connection> replayer = ReplayProcessChild.replayer(H2OutboxStore.create(db),
+    Engine engine = Engine.valueOf(args[4]);
+    JdbcDatabase db = engine.openShared(file);
+    try (Replayer<Connection> replayer = ReplayProcessChild.replayer(engine.outbox(db),
             url, owner, lease, 1000, id -> {
               System.out.println("ACKED " + id);
               System.out.flush();
@@ -44,6 +44,8 @@ public final class SoakReplayChild {
           break;
         }
       }
+    } finally {
+      Engine.close(db);
     }
   }
 }

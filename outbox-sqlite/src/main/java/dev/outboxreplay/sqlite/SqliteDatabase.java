@@ -13,6 +13,7 @@ import dev.outboxreplay.sqlite.internal.SqliteErrors;
 import dev.outboxreplay.sqlite.internal.SqliteFile;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
@@ -206,14 +207,37 @@ public final class SqliteDatabase implements JdbcDatabase, AutoCloseable {
     return SqliteErrors.onStatement(file, action, e);
   }
 
-  /** Gives pages freed by deleted rows back to the file system. */
+  /**
+   * Gives pages freed by deleted rows back to the file system (the file shrinks at the next
+   * checkpoint), in one transaction.
+   */
   @Override
   public void reclaimSpace() {
     if (readOnly) {
       return;
     }
     try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
-      s.execute("PRAGMA incremental_vacuum");
+      long free;
+      try (ResultSet rs = s.executeQuery("PRAGMA freelist_count")) {
+        free = rs.next() ? rs.getLong(1) : 0;
+      }
+      if (free == 0) {
+        return;
+      }
+      c.setAutoCommit(false);
+      try {
+        // each step of the pragma gives back one page, and a JDBC execute is one step
+        // (left unfinished, it keeps the transaction from committing: closed at once)
+        for (long page = 0; page < free; page++) {
+          try (Statement step = c.createStatement()) {
+            step.execute("PRAGMA incremental_vacuum");
+          }
+        }
+        c.commit();
+      } catch (SQLException e) {
+        c.rollback();
+        throw e;
+      }
     } catch (SQLException e) {
       throw onStatement("giving free pages back", e);
     }
@@ -231,8 +255,8 @@ public final class SqliteDatabase implements JdbcDatabase, AutoCloseable {
       return 0;
     }
     long before = SqliteFile.sizeWithLog(file);
+    reclaimSpace();
     try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
-      s.execute("PRAGMA incremental_vacuum");
       s.execute("PRAGMA wal_checkpoint(TRUNCATE)");
     } catch (SQLException e) {
       throw onStatement("compacting", e);
