@@ -22,23 +22,20 @@ public final class QuickStart {
     Path file = Path.of(args.length > 0 ? args[0] : "quickstart-data/app");
     try (H2Database db = H2Database.open(file)) {                  // WRITE_DELAY=0, pooled
       Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(db)).build();
-      try (Connection c = db.dataSource().getConnection()) {
-        try (Statement s = c.createStatement()) {
-          s.execute("CREATE TABLE IF NOT EXISTS note (id VARCHAR PRIMARY KEY, body VARCHAR)");
-        }
-        c.setAutoCommit(false);                                    // the app's own transaction
-        try (PreparedStatement ps = c.prepareStatement("MERGE INTO note KEY (id) VALUES (?, ?)")) {
+      try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE IF NOT EXISTS note (id VARCHAR PRIMARY KEY, body VARCHAR)");
+      }
+      OutboxRecord queued = db.inTransaction(tx -> {               // the app's own transaction
+        try (PreparedStatement ps = tx.prepareStatement("MERGE INTO note KEY (id) VALUES (?, ?)")) {
           ps.setString(1, "note-1");
           ps.setString(2, "buy milk");
           ps.executeUpdate();
         }
-        OutboxRecord queued = outbox.accept(c,                     // joins that transaction
+        return outbox.accept(tx,                                   // joins that transaction
             OutboxCommand.of("note.put", "note-1", Map.of("id", "note-1", "body", "buy milk")));
-        c.commit();                                                // both durable, or neither
-        db.afterCommit(c);                                         // unknown outcome? throws
-        System.out.println("queued " + queued.commandId() + " key " + queued.idempotencyKey()
-            + " payload " + queued.payload().json());
-      }
+      });                                     // committed: both durable, or neither; checked
+      System.out.println("queued " + queued.commandId() + " key " + queued.idempotencyKey()
+          + " payload " + queued.payload().json());
       System.out.println("outbox: " + outbox.store().countByStatus());
     }
   }

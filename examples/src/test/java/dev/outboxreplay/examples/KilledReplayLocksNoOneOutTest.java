@@ -16,8 +16,11 @@ import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
-import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.api.parallel.Execution;
+import org.junit.jupiter.api.parallel.ExecutionMode;
 
 /**
  * A {@code replay} SIGKILLed at any moment locks no command of the tool out (invariant 16): 50
@@ -25,16 +28,21 @@ import org.junit.jupiter.api.io.TempDir;
  * waits for the answer to its first request, or after some answers came; right after each kill
  * {@code status} and {@code replay} run and neither refuses the file. In the field every such
  * kill left {@code app.lock.db} behind and every later command exited 2, for good. At the end
- * every command is acked and each was applied by the receiver once.
+ * every command is acked and each was applied by the receiver once. Then a new file's creating
+ * {@code enqueue} is killed at a random moment of its first two seconds, 15 times, and {@code
+ * status} and {@code replay} run on what it left. Each runs on both engines.
  */
+@Execution(ExecutionMode.CONCURRENT) // its methods beside each other: each has its own files
 class KilledReplayLocksNoOneOutTest {
   private static final int KILLS = Integer.getInteger("kills", 50);
+  private static final int CREATOR_KILLS = Integer.getInteger("kills.creator", 15);
 
   @TempDir Path dir;
 
-  @Test
-  void statusAndReplayRightAfterEachKillNeverRefuseTheFile() throws Exception {
-    long seed = Seeds.seed("kills.seed", "killed-replay");
+  @ParameterizedTest
+  @ValueSource(strings = {"h2", "sqlite"})
+  void statusAndReplayRightAfterEachKillNeverRefuseTheFile(String engine) throws Exception {
+    long seed = Seeds.seed("kills.seed", "killed-replay " + engine);
     SplittableRandom random = new SplittableRandom(seed);
     String db = dir.resolve("app").toString();
     AtomicReference<CountDownLatch> arrived = new AtomicReference<>(new CountDownLatch(1));
@@ -52,7 +60,8 @@ class KilledReplayLocksNoOneOutTest {
         int accepted = 0;
         for (int kill = 0; kill < KILLS; kill++) {
           for (int i = 0; i < 3; i++, accepted++) {
-            ToolRun enqueued = ToolRun.of("enqueue", "--db", db, "--operation", "note.put",
+            ToolRun enqueued = ToolRun.of("enqueue", "--db", db, "--engine", engine,
+                "--operation", "note.put",
                 "--entity", "n" + (accepted % 5), "--payload",
                 "{\"entity\":\"n" + (accepted % 5) + "\",\"seq\":" + accepted + "}");
             assertThat(enqueued.exit()).as(enqueued.err()).isZero();
@@ -99,6 +108,45 @@ class KilledReplayLocksNoOneOutTest {
         assertThat(drained.lastJson().path("acked").asLong()).isEqualTo(accepted);
         assertThat(notes.totalEffects()).as("seed %d", seed).isEqualTo(accepted);
         assertThat(notes.keysAppliedMoreThanOnce()).isZero();
+      }
+    }
+  }
+
+  @ParameterizedTest
+  @ValueSource(strings = {"h2", "sqlite"})
+  void aFileWhoseCreatorWasKilledInItsFirstTwoSecondsIsReadAndReplayed(String engine)
+      throws Exception {
+    long seed = Seeds.seed("kills.seed", "killed-creator " + engine);
+    SplittableRandom random = new SplittableRandom(seed);
+    try (H2Database serverDb = H2Database.open(dir.resolve("server"));
+        IdempotentServer server = IdempotentServer.builder().database(serverDb)
+            .handler(NotesApplication.OPERATION, new NotesApplication(serverDb).handler())
+            .start()) {
+      for (int kill = 0; kill < CREATOR_KILLS; kill++) {
+        String db = dir.resolve("new-" + kill).resolve("app").toString();
+        int after = random.nextInt(2000);
+        try (ChildJvm creator = ChildJvm.start(OutboxTool.class,
+            dir.resolve("creator-" + kill + ".err"), "enqueue", "--db", db, "--engine", engine,
+            "--operation", "note.put", "--entity", "n", "--payload",
+            "{\"entity\":\"n\",\"seq\":" + kill + "}")) {
+          TimeUnit.MILLISECONDS.sleep(after);
+          creator.kill();
+        }
+        if (!java.nio.file.Files.exists(dir.resolve("new-" + kill))) {
+          continue; // killed before it made anything: nothing to open
+        }
+        ToolRun status = ToolRun.of("status", "--db", db, "--json");
+        boolean nothingYet = status.err().contains("no outbox database at");
+        assertThat(status.exit() == 0 || nothingYet)
+            .as("kill %d after %d ms, status: %s (seed %d)", kill, after, status.err(), seed)
+            .isTrue();
+        if (nothingYet) {
+          continue;
+        }
+        ToolRun replay = ToolRun.of("replay", "--db", db, "--url", server.baseUrl(),
+            "--until-drained", "--timeout", "30s");
+        assertThat(replay.exit()).as("kill %d after %d ms, replay: %s (seed %d)", kill, after,
+            replay.err(), seed).isZero();
       }
     }
   }

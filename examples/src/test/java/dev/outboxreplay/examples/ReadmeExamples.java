@@ -48,23 +48,20 @@ final class ReadmeExamples {
     OutboxRecord queued;
     try (H2Database db = H2Database.open(file)) {                  // WRITE_DELAY=0, pooled
       Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(db)).build();
-      try (Connection c = db.dataSource().getConnection()) {
-        try (Statement s = c.createStatement()) {                  // the app's own table
-          s.execute("CREATE TABLE IF NOT EXISTS note (id VARCHAR PRIMARY KEY, body VARCHAR, "
-              + "synced BOOLEAN DEFAULT FALSE)");
-        }
-        c.setAutoCommit(false);                                    // the app's own transaction
-        try (PreparedStatement ps = c.prepareStatement(
+      try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
+        s.execute("CREATE TABLE IF NOT EXISTS note (id VARCHAR PRIMARY KEY, body VARCHAR, "
+            + "synced BOOLEAN DEFAULT FALSE)");                    // the app's own table
+      }
+      queued = db.inTransaction(tx -> {                            // the app's own transaction
+        try (PreparedStatement ps = tx.prepareStatement(
             "MERGE INTO note (id, body) KEY (id) VALUES (?, ?)")) {
           ps.setString(1, "note-1");
           ps.setString(2, "buy milk");
           ps.executeUpdate();
         }
-        queued = outbox.accept(c,                                  // joins that transaction
+        return outbox.accept(tx,                                   // joins that transaction
             OutboxCommand.of("note.put", "note-1", Map.of("id", "note-1", "body", "buy milk")));
-        c.commit();                                                // both durable, or neither
-        db.afterCommit(c);                                         // unknown outcome? throws
-      }
+      });                                     // committed: both durable, or neither; checked
     }
     // README:end
     return queued;
@@ -190,13 +187,12 @@ final class ReadmeExamples {
     config.setUsername("sa");
     config.setPassword("");
     try (HikariDataSource appPool = new HikariDataSource(config);
-        H2Database db = H2Database.builder().dataSource(appPool).build()) {
+        H2Database db = H2Database.builder().dataSource(appPool)
+            .withoutCrashRepairs(true)                 // required: see below what it gives up
+            .build()) {
       Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(db)).build();
-      try (Connection tx = appPool.getConnection()) {            // the application's transaction
-        tx.setAutoCommit(false);
-        accepted = outbox.accept(tx, OutboxCommand.of("note.put", "note-2", Map.of("id", "note-2")));
-        tx.commit();
-      }
+      accepted = db.inTransaction(tx ->                // a transaction on appPool, then checked
+          outbox.accept(tx, OutboxCommand.of("note.put", "note-2", Map.of("id", "note-2"))));
     }
     // README:end
     return accepted;

@@ -178,7 +178,7 @@ class FileCompactionTest {
   }
 
   /** Fills {@code db}, deletes most rows; returns the checksum of the rows kept. */
-  private static long fillAndThinOut(H2Database db) throws Exception {
+  static long fillAndThinOut(H2Database db) throws Exception {
     Random random = new Random(11);
     long sum = 0;
     try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
@@ -203,7 +203,7 @@ class FileCompactionTest {
     return sum;
   }
 
-  private static long sumOfKeptRows(H2Database db) throws Exception {
+  static long sumOfKeptRows(H2Database db) throws Exception {
     long sum = 0;
     int rows = 0;
     try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
@@ -217,7 +217,7 @@ class FileCompactionTest {
     return sum;
   }
 
-  private static void setRetentionTimeZero(H2Database db) throws Exception {
+  static void setRetentionTimeZero(H2Database db) throws Exception {
     try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
       s.execute("SET RETENTION_TIME 0");
     }

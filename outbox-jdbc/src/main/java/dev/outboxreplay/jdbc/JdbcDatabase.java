@@ -69,6 +69,17 @@ public interface JdbcDatabase {
    */
   default void reclaimSpace() {}
 
+  /**
+   * Gives the file's free space back to the file system now, as far as the engine does that on
+   * demand.
+   *
+   * @return bytes the file (with its write-ahead log) shrank by
+   * @throws OutboxStorageException when that fails
+   */
+  default long compactFile() {
+    return 0;
+  }
+
   /** The first {@link SQLException} in {@code failure}'s causes that passes, or null. */
   SQLException passingCause(Throwable failure);
 

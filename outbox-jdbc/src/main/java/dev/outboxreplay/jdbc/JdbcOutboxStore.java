@@ -34,6 +34,7 @@ import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.time.Clock;
@@ -185,21 +186,38 @@ public class JdbcOutboxStore implements OutboxStore<Connection> {
     }
   }
 
-  /** True when the file holds no table but the library's own migration bookkeeping. */
+  /** The tables the library makes, in any layout: a file of these only is the library's. */
+  private static final Set<String> LIBRARY_TABLES = Set.of("outbox_schema_history",
+      "outbox_schema_lock", "outbox_command", "outbox_audit", "outbox_fencing", "inbox_message");
+
+  /**
+   * True when the file holds no table but the library's own and no command: an engine that
+   * commits each DDL statement by itself (H2) can leave a migration's first tables made and none
+   * of it recorded.
+   */
   private static boolean onlyTheLibrarysTables(Connection c) throws SQLException {
+    boolean commandTable = false;
     try (ResultSet tables = c.getMetaData().getTables(null, null, "%", new String[] {"TABLE"})) {
       while (tables.next()) {
         String schema = tables.getString("TABLE_SCHEM");
         String name = tables.getString("TABLE_NAME").toLowerCase(Locale.ROOT);
-        boolean system = "INFORMATION_SCHEMA".equalsIgnoreCase(schema)
-            || name.startsWith("sqlite_");
-        if (!system && !name.equals("outbox_schema_history")
-            && !name.equals("outbox_schema_lock")) {
+        if ("INFORMATION_SCHEMA".equalsIgnoreCase(schema) || name.startsWith("sqlite_")) {
+          continue;
+        }
+        if (!LIBRARY_TABLES.contains(name)) {
           return false;
         }
+        commandTable |= name.equals("outbox_command");
       }
     }
-    return true;
+    if (!commandTable) {
+      return true;
+    }
+    try (Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM outbox_command")) {
+      rs.next();
+      return rs.getLong(1) == 0;
+    }
   }
 
   /** The database this store writes to. */

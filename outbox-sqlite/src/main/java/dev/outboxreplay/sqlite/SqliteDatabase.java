@@ -250,6 +250,7 @@ public final class SqliteDatabase implements JdbcDatabase, AutoCloseable {
    *
    * @return bytes the database file and its {@code -wal} shrank by together
    */
+  @Override
   public long compactFile() {
     if (readOnly) {
       return 0;

@@ -2,7 +2,7 @@ package dev.outboxreplay.examples.cli;
 
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.outboxreplay.ReplayerBuilder;
-import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.concurrent.Callable;
@@ -60,7 +60,7 @@ final class CompactCommand implements Callable<Integer> {
       ObjectNode result = Cli.JSON.createObjectNode();
       java.nio.file.Path file;
       try (ExistingOutboxFile.Opened opened = outboxFile.openForWriting()) {
-        H2OutboxStore store = opened.store();
+        JdbcOutboxStore store = opened.store();
         file = opened.database().file();
         result.put("fileBytesBefore", java.nio.file.Files.size(file));
         Instant now = Instant.now();

@@ -289,9 +289,8 @@ final class DemoCommand implements Callable<Integer> {
   }
 
   private static void editNote(H2Database database, Outbox<Connection> outbox, String id,
-      int seq) throws SQLException {
-    try (Connection c = database.dataSource().getConnection()) {
-      c.setAutoCommit(false);
+      int seq) {
+    database.inTransaction(c -> {
       try (PreparedStatement ps = c.prepareStatement("MERGE INTO note n USING (VALUES "
           + "(CAST(? AS VARCHAR), CAST(? AS VARCHAR))) v(id, body) ON n.id = v.id "
           + "WHEN MATCHED THEN UPDATE SET body = v.body, edits = edits + 1 "
@@ -300,11 +299,9 @@ final class DemoCommand implements Callable<Integer> {
         ps.setString(2, "edit " + seq);
         ps.executeUpdate();
       }
-      outbox.accept(c, OutboxCommand.of(NotesApplication.OPERATION, id,
+      return outbox.accept(c, OutboxCommand.of(NotesApplication.OPERATION, id,
           Map.of("entity", id, "seq", seq, "body", "edit " + seq)));
-      c.commit();
-      database.afterCommit(c);
-    }
+    });
   }
 
   /** Creates {@code dir} if missing, owner-only ({@code 0700}) where the file system allows. */

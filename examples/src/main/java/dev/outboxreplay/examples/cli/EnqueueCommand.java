@@ -10,8 +10,6 @@ import dev.outboxreplay.InvalidCommandException;
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.OutboxRecord;
-import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.H2OutboxStore;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.ByteBuffer;
@@ -38,7 +36,8 @@ final class EnqueueCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Option(names = "--db", required = true,
-      description = "Outbox database file (created if missing).")
+      description = "Outbox database: the file (NAME.mv.db, NAME.sqlite) or its base path NAME; "
+          + "created if missing.")
   Path db;
 
   @Option(names = "--wait", defaultValue = "10s", description = ExistingOutboxFile.WAIT_DESCRIPTION,
@@ -62,16 +61,10 @@ final class EnqueueCommand implements Callable<Integer> {
       description = "JSON lines: {\"operation\":..., \"entity\":..., \"payload\":{...}}")
   Path from;
 
-  private ExistingOutboxFile.Opened created(char[] key) {
-    H2Database database = ExistingOutboxFile.builder(db, key)
-        .openWait(wait).build();
-    try {
-      return new ExistingOutboxFile.Opened(database, H2OutboxStore.create(database));
-    } catch (RuntimeException e) {
-      database.close();
-      throw e;
-    }
-  }
+  @Option(names = "--engine", defaultValue = "h2", paramLabel = "h2|sqlite",
+      description = "The engine of a new file (default ${DEFAULT-VALUE}); an existing file is "
+          + "opened with its own.")
+  String engine;
 
   private static final Pattern INDEXED_FIELD = Pattern.compile("commands\\[(\\d+)\\]\\.(.+)");
   /** The line of each command read from {@code --from}. */
@@ -105,11 +98,8 @@ final class EnqueueCommand implements Callable<Integer> {
    * over); after the last one, the report says whether the batch is stored.
    */
   private int enqueue(List<OutboxCommand> commands, char[] key) {
-    Path dataFile = db.getFileName().toString().endsWith(".mv.db") ? db
-        : db.resolveSibling(db.getFileName() + ".mv.db");
-    try (ExistingOutboxFile.Opened opened = Files.exists(dataFile)
-        ? ExistingOutboxFile.openExistingForWriting(db, wait, key)
-        : created(key)) {
+    try (ExistingOutboxFile.Opened opened = ExistingOutboxFile.createOrOpen(db,
+        OutboxEngine.named(engine), wait, key)) {
       Outbox<Connection> outbox = Outbox.builder(opened.store()).build();
       List<OutboxRecord> accepted = new BatchAccept(outbox, db.toString(),
           spec.commandLine().getErr()).accept(commands);

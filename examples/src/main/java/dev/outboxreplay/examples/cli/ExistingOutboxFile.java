@@ -1,8 +1,8 @@
 package dev.outboxreplay.examples.cli;
 
 import dev.outboxreplay.OutboxStorageException;
-import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.jdbc.JdbcDatabase;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -21,7 +21,8 @@ final class ExistingOutboxFile {
   static final String WAIT_DESCRIPTION = "How long to keep trying while another process holds "
       + "the file without serving it or is opening it, e.g. 500ms, 10s (default 10s).";
 
-  @Option(names = "--db", required = true, description = "Outbox database file.")
+  @Option(names = "--db", required = true, description = "Outbox database: the file (NAME.mv.db "
+      + "for H2, NAME.sqlite for SQLite), or its base path NAME.")
   Path db;
 
   @Option(names = "--wait", defaultValue = "10s", description = WAIT_DESCRIPTION,
@@ -29,8 +30,8 @@ final class ExistingOutboxFile {
   Duration wait;
 
   /** The {@code --key-file} option's text: shared with {@code enqueue}. */
-  static final String KEY_FILE_DESCRIPTION = "For an encrypted file: a file whose first line is "
-      + "its encryption key, as the application passes it to H2Database.Builder.encryptionKey "
+  static final String KEY_FILE_DESCRIPTION = "For an encrypted H2 file: a file whose first line "
+      + "is its encryption key, as the application passes it to H2Database.Builder.encryptionKey "
       + "(kept out of the command line, where other local users could read it).";
 
   @Option(names = "--key-file", paramLabel = "FILE", description = KEY_FILE_DESCRIPTION)
@@ -84,7 +85,7 @@ final class ExistingOutboxFile {
   /**
    * Opens an existing outbox file at {@code db} for writing, after the same read-only look; each
    * open keeps trying for up to {@code wait} while another process holds the file. An encrypted
-   * file is opened with {@code key} (null: a plain file).
+   * H2 file is opened with {@code key} (null: a plain file).
    */
   static Opened openExistingForWriting(Path db, Duration wait, char[] key) {
     open(db, true, wait, key).close();
@@ -92,57 +93,63 @@ final class ExistingOutboxFile {
   }
 
   /**
-   * The file's outbox: read-only, null when the file's creation never finished ({@link
-   * H2OutboxStore.Layout#UNFINISHED}: it holds no command, and the caller reads it as an empty
-   * outbox); for writing, the store (an unfinished file is finished, an older layout upgraded).
+   * Opens a new file at {@code db} with {@code engine}, or the one already there (whatever its
+   * engine), for writing, and creates or upgrades its outbox.
    */
-  private static H2OutboxStore outboxOf(H2Database database) {
-    if (database.readOnly()
-        && H2OutboxStore.layout(database) == H2OutboxStore.Layout.UNFINISHED) {
-      return null;
+  static Opened createOrOpen(Path db, OutboxEngine engine, Duration wait, char[] key) {
+    Path file = OutboxEngine.fileOf(db, engine);
+    if (Files.exists(file)) {
+      return openExistingForWriting(file, wait, key);
     }
-    return H2OutboxStore.openExisting(database);
+    OutboxEngine created = OutboxEngine.of(file);
+    JdbcDatabase database = opened(() -> created.open(file, false, true, wait, key));
+    try {
+      return new Opened(database, created.create(database));
+    } catch (RuntimeException e) {
+      OutboxEngine.close(database);
+      throw e;
+    }
   }
 
   /**
-   * A builder for {@code db}, encrypted with {@code key} when it is not null (the builder keeps a
-   * copy). Exit code 2 for a key H2 cannot take; the message never quotes it.
+   * The file's outbox: read-only, null when the file's creation never finished ({@link
+   * JdbcOutboxStore.Layout#UNFINISHED}: it holds no command, and the caller reads it as an empty
+   * outbox); for writing, the store (an unfinished file is finished, an older layout upgraded).
    */
-  static H2Database.Builder builder(Path db, char[] key) {
-    H2Database.Builder builder = H2Database.builder().file(db);
-    if (key == null) {
-      return builder;
+  private static JdbcOutboxStore outboxOf(OutboxEngine engine, JdbcDatabase database) {
+    if (database.readOnly()
+        && JdbcOutboxStore.layout(database) == JdbcOutboxStore.Layout.UNFINISHED) {
+      return null;
     }
-    try {
-      return builder.encryptionKey(key);
-    } catch (IllegalArgumentException e) {
-      throw new Cli.Failure(Cli.BAD_INPUT, "--key-file: the key holds whitespace; H2 takes a key "
-          + "without spaces");
-    }
+    return engine.openExisting(database);
   }
 
   private static Opened open(Path db, boolean readOnly, Duration wait, char[] key) {
-    Path file = db.getFileName().toString().endsWith(".mv.db") ? db
-        : db.resolveSibling(db.getFileName() + ".mv.db");
+    Path file = OutboxEngine.fileOf(db, OutboxEngine.H2);
     if (!Files.exists(file)) {
       throw new Cli.Failure(Cli.BAD_INPUT, "no outbox database at " + file);
     }
     if (!Files.isReadable(file)) {
       throw new Cli.Failure(Cli.BAD_INPUT, "cannot read " + file);
     }
-    H2Database database;
+    OutboxEngine engine = OutboxEngine.of(file);
+    JdbcDatabase database = opened(() -> engine.open(file, readOnly, false, wait, key));
     try {
-      database = builder(db, key).createIfMissing(false).readOnly(readOnly)
-          .openWait(wait).build();
+      return new Opened(database, outboxOf(engine, database));
+    } catch (OutboxStorageException e) {
+      OutboxEngine.close(database);
+      throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage());
+    }
+  }
+
+  /** Runs an open; a refused file is exit code 2 with the library's message. */
+  private static JdbcDatabase opened(java.util.function.Supplier<JdbcDatabase> open) {
+    try {
+      return open.get();
     } catch (OutboxStorageException e) {
       throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage().replace(
-          "open it with its encryption key", "open it with its encryption key (--key-file FILE)"));
-    }
-    try {
-      return new Opened(database, outboxOf(database));
-    } catch (OutboxStorageException e) {
-      database.close();
-      throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage());
+          "open it with its encryption key", "open it with its encryption key (--key-file FILE)")
+          + (e.retryable() ? " (this passes: run the command again)" : ""));
     }
   }
 
@@ -152,7 +159,7 @@ final class ExistingOutboxFile {
    * @param store the outbox; null for a file opened read-only whose creation never finished,
    *     which holds no command ({@link #unfinished()})
    */
-  record Opened(H2Database database, H2OutboxStore store) implements AutoCloseable {
+  record Opened(JdbcDatabase database, JdbcOutboxStore store) implements AutoCloseable {
     /** True for a file whose creation never finished: it reads as an empty outbox. */
     boolean unfinished() {
       return store == null;
@@ -160,7 +167,7 @@ final class ExistingOutboxFile {
 
     @Override
     public void close() {
-      database.close();
+      OutboxEngine.close(database);
     }
   }
 }

@@ -3,7 +3,7 @@ package dev.outboxreplay.examples.cli;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.OutboxStore;
 import dev.outboxreplay.Status;
-import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import java.io.PrintWriter;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -41,7 +41,7 @@ final class ListCommand implements Callable<Integer> {
       }
       try (ExistingOutboxFile.Opened opened = outboxFile.openReadOnly()) {
         PrintWriter out = spec.commandLine().getOut();
-        H2OutboxStore store = opened.store();
+        JdbcOutboxStore store = opened.store();
         List<OutboxRecord> rows = Cli.unfinished(spec, opened) ? List.of()
             : store.list(wanted, limit);
         for (OutboxRecord r : rows) {

@@ -10,7 +10,7 @@ import dev.outboxreplay.RetryPolicy;
 import dev.outboxreplay.SessionRuntime;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.TransportResult.Kind;
-import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import dev.outboxreplay.http.KeyHeaderFormat;
 import dev.outboxreplay.http.OkHttpClients;
 import dev.outboxreplay.http.OkHttpTransport;
@@ -133,7 +133,7 @@ final class ReplayCommand implements Callable<Integer> {
         classify(transport, rule);
       }
       try (ExistingOutboxFile.Opened opened = outboxFile.openForWriting()) {
-        H2OutboxStore store = opened.store();
+        JdbcOutboxStore store = opened.store();
         if (!reachable(base, deadline)) {
           return finish(store.countByStatus(), new AtomicInteger(), new AtomicInteger(),
               Cli.UNREACHABLE);

@@ -2,7 +2,7 @@ package dev.outboxreplay.examples.cli;
 
 import dev.outboxreplay.CommandId;
 import dev.outboxreplay.OutboxRecord;
-import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import java.time.Instant;
 import java.util.NoSuchElementException;
 import java.util.Optional;
@@ -41,7 +41,7 @@ final class RequeueCommand implements Callable<Integer> {
         throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage());
       }
       try (ExistingOutboxFile.Opened opened = outboxFile.openForWriting()) {
-        H2OutboxStore store = opened.store();
+        JdbcOutboxStore store = opened.store();
         OutboxRecord requeued;
         try {
           Optional<OutboxRecord> later = store.firstAckedAfter(commandId);

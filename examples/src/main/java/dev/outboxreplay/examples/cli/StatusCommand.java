@@ -3,7 +3,7 @@ package dev.outboxreplay.examples.cli;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.outboxreplay.Reason;
 import dev.outboxreplay.Status;
-import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import java.io.PrintWriter;
 import java.time.Duration;
 import java.time.Instant;
@@ -29,7 +29,7 @@ final class StatusCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
       try (ExistingOutboxFile.Opened opened = outboxFile.openReadOnly()) {
-        H2OutboxStore store = opened.store();
+        JdbcOutboxStore store = opened.store();
         boolean empty = Cli.unfinished(spec, opened);
         Map<Status, Long> counts = empty ? Status.zeroCounts() : store.countByStatus();
         Map<String, Long> rejectedBy = empty ? Map.of() : store.countByErrorCode(Status.REJECTED);

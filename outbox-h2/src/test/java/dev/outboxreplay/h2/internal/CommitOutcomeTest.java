@@ -98,7 +98,8 @@ class CommitOutcomeTest {
       Database database = ServedHere.localSession(local).getDatabase();
       AtomicBoolean closeAtNextCommit = new AtomicBoolean();
       DataSource throughServer = throughServer(file, database, closeAtNextCommit);
-      try (H2Database remote = H2Database.builder().dataSource(throughServer).build()) {
+      try (H2Database remote = H2Database.builder().dataSource(throughServer)
+          .withoutCrashRepairs(true).build()) {
         Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(remote)).build();
         outbox.accept(OutboxCommand.of("op", "e", Map.of("n", 1)));
         closeAtNextCommit.set(true);

@@ -1,0 +1,134 @@
+package dev.outboxreplay.examples.cli;
+
+import dev.outboxreplay.OutboxStorageException;
+import dev.outboxreplay.h2.H2Database;
+import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.jdbc.JdbcDatabase;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
+import dev.outboxreplay.sqlite.SqliteDatabase;
+import dev.outboxreplay.sqlite.SqliteOutboxStore;
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Locale;
+
+/**
+ * The embedded engines the tool opens, and which one a file is: told from its first bytes
+ * (SQLite's {@code SQLite format 3}, H2's store header {@code H:2,}), else from its name.
+ */
+enum OutboxEngine {
+  H2(".mv.db"),
+  SQLITE(".sqlite");
+
+  private static final byte[] SQLITE_MAGIC =
+      "SQLite format 3\0".getBytes(StandardCharsets.US_ASCII);
+  private static final byte[] H2_MAGIC = "H:2,".getBytes(StandardCharsets.US_ASCII);
+
+  final String suffix;
+
+  OutboxEngine(String suffix) {
+    this.suffix = suffix;
+  }
+
+  /** {@code h2} or {@code sqlite}, as {@code --engine} takes it. */
+  static OutboxEngine named(String name) {
+    try {
+      return valueOf(name.toUpperCase(Locale.ROOT));
+    } catch (IllegalArgumentException e) {
+      throw new Cli.Failure(Cli.BAD_INPUT, "--engine is h2 or sqlite: '" + name + "'");
+    }
+  }
+
+  /**
+   * The file {@code --db} names: itself when it ends with an engine's suffix; else the one
+   * existing file among {@code DB.mv.db} and {@code DB.sqlite}; else (no file yet) the one of
+   * {@code whenMissing}.
+   */
+  static Path fileOf(Path db, OutboxEngine whenMissing) {
+    String name = db.getFileName().toString();
+    for (OutboxEngine e : values()) {
+      if (name.endsWith(e.suffix)) {
+        return db;
+      }
+    }
+    Path h2 = db.resolveSibling(name + H2.suffix);
+    Path sqlite = db.resolveSibling(name + SQLITE.suffix);
+    if (Files.exists(h2) && Files.exists(sqlite)) {
+      throw new Cli.Failure(Cli.BAD_INPUT, "both " + h2 + " and " + sqlite + " exist: give "
+          + "--db the file itself");
+    }
+    return Files.exists(sqlite) ? sqlite : Files.exists(h2) ? h2
+        : db.resolveSibling(name + whenMissing.suffix);
+  }
+
+  /** The engine of {@code file}: from its first bytes, else from its name. */
+  static OutboxEngine of(Path file) {
+    byte[] head = new byte[16];
+    int read = 0;
+    try (InputStream in = Files.newInputStream(file)) {
+      read = in.readNBytes(head, 0, head.length);
+    } catch (IOException e) {
+      // missing or unreadable: its name says, and the open reports what is wrong
+    }
+    if (read >= SQLITE_MAGIC.length && Arrays.equals(head, SQLITE_MAGIC)) {
+      return SQLITE;
+    }
+    if (read >= H2_MAGIC.length && Arrays.equals(Arrays.copyOf(head, H2_MAGIC.length), H2_MAGIC)) {
+      return H2;
+    }
+    return file.getFileName().toString().endsWith(SQLITE.suffix) ? SQLITE : H2;
+  }
+
+  /**
+   * Opens {@code file}: read-only or for writing, never creating it unless {@code create}; an
+   * H2 file with {@code key} when it is encrypted (null: plain).
+   */
+  JdbcDatabase open(Path file, boolean readOnly, boolean create, Duration wait, char[] key) {
+    if (this == SQLITE) {
+      if (key != null) {
+        throw new Cli.Failure(Cli.BAD_INPUT, "--key-file: " + file + " is a SQLite file, which "
+            + "the library does not encrypt");
+      }
+      return SqliteDatabase.builder().file(file).readOnly(readOnly).createIfMissing(create)
+          .busyTimeout(wait).build();
+    }
+    H2Database.Builder builder = H2Database.builder().file(file).readOnly(readOnly)
+        .createIfMissing(create).openWait(wait);
+    if (key != null) {
+      try {
+        builder.encryptionKey(key);
+      } catch (IllegalArgumentException e) {
+        throw new Cli.Failure(Cli.BAD_INPUT, "--key-file: the key holds whitespace; H2 takes a "
+            + "key without spaces");
+      }
+    }
+    return builder.build();
+  }
+
+  /** The outbox store on a database this engine opened for writing: created or upgraded. */
+  JdbcOutboxStore create(JdbcDatabase database) {
+    return this == SQLITE ? SqliteOutboxStore.create((SqliteDatabase) database)
+        : H2OutboxStore.create((H2Database) database);
+  }
+
+  /** The outbox the database already holds; see {@link JdbcOutboxStore#openExisting}. */
+  JdbcOutboxStore openExisting(JdbcDatabase database) {
+    return this == SQLITE ? SqliteOutboxStore.openExisting((SqliteDatabase) database)
+        : H2OutboxStore.openExisting((H2Database) database);
+  }
+
+  /** Closes a database this engine opened. */
+  static void close(JdbcDatabase database) {
+    try {
+      ((AutoCloseable) database).close();
+    } catch (OutboxStorageException | IllegalStateException e) {
+      throw e;
+    } catch (Exception e) {
+      throw new IllegalStateException(e);
+    }
+  }
+}
