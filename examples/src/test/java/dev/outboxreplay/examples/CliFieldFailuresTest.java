@@ -261,6 +261,76 @@ class CliFieldFailuresTest {
         .isLessThanOrEqualTo(Duration.ofSeconds(30)).isGreaterThan(Duration.ofSeconds(29));
   }
 
+  /**
+   * Field report #39: an {@code enqueue} under {@code -Xmx32m} spun at 100% CPU for more than
+   * ten minutes while closing the file after running out of memory. Reproduced here on H2
+   * 2.5.252: the out-of-memory error closes H2's store mid-write, and the rollback of the close
+   * (or H2's shutdown hook) spins in {@code MVStore.registerVersionUsage}, 1 run in 3 to 6 of a
+   * 10,000-line batch. Each child below must end by itself, with one line that says what was
+   * stored.
+   */
+  @Test
+  void anEnqueueThatRunsOutOfMemoryEndsWithOneLineThatSaysWhatItStoredAndNeverSpins()
+      throws Exception {
+    String text = "x".repeat(400);
+    Path batch = dir.resolve("batch.jsonl");
+    Path file = dir.resolve("file.jsonl");
+    StringBuilder lines = new StringBuilder();
+    for (int i = 0; i < 25_000; i++) {
+      lines.append("{\"operation\":\"note.put\",\"entity\":\"n").append(i % 500)
+          .append("\",\"payload\":{\"text\":\"").append(text).append("\",\"i\":")
+          .append(i).append("}}\n");
+      if (i == 9_999) {
+        Files.writeString(batch, lines); // fits while read, not while accepted
+      }
+    }
+    Files.writeString(file, lines); // does not fit while read
+    List<Process> children = new ArrayList<>();
+    List<Path> dbs = new ArrayList<>();
+    for (int i = 0; i < 7; i++) {
+      Path db = dir.resolve("oom-" + i).resolve("app");
+      Files.createDirectories(db.getParent());
+      dbs.add(db);
+      children.add(new ProcessBuilder(Path.of(System.getProperty("java.home"), "bin", "java")
+          .toString(), "-Xmx32m", "-cp", System.getProperty("java.class.path"),
+          dev.outboxreplay.examples.cli.OutboxTool.class.getName(), "enqueue", "--db",
+          db.toString(), "--from", (i == 0 ? file : batch).toString())
+          .redirectOutput(db.resolveSibling("out").toFile())
+          .redirectError(db.resolveSibling("err").toFile()).start());
+    }
+    for (int i = 0; i < children.size(); i++) {
+      Process child = children.get(i);
+      // a real child JVM: bounded wait; one that spins never ends by itself
+      boolean ended = child.waitFor(150, java.util.concurrent.TimeUnit.SECONDS);
+      if (!ended) {
+        child.destroyForcibly().waitFor();
+      }
+      String err = Files.readString(dbs.get(i).resolveSibling("err"));
+      assertThat(ended).as("child %d ended by itself; stderr: %s", i, err).isTrue();
+      assertThat(child.exitValue()).as(err).isEqualTo(2);
+      List<String> errLines = err.lines()
+          .filter(l -> !l.startsWith("Picked up JAVA_TOOL_OPTIONS")).toList();
+      assertThat(errLines).as("one line, no stack trace").hasSize(1);
+      assertThat(errLines.get(0)).contains("does not fit in this JVM's memory (max heap");
+      assertThat(Files.readString(dbs.get(i).resolveSibling("out"))).isEmpty();
+      if (i == 0) {
+        assertThat(errLines.get(0)).contains("nothing was accepted");
+        assertThat(dbs.get(i).resolveSibling("app.mv.db")).as("read before any file")
+            .doesNotExist();
+        continue;
+      }
+      long queued = queued(dbs.get(i).toString());
+      if (errLines.get(0).contains("nothing was accepted")) {
+        assertThat(queued).isZero();
+      } else if (errLines.get(0).contains("are stored")) {
+        assertThat(queued).isEqualTo(10_000);
+      } else {
+        assertThat(errLines.get(0)).contains("is unknown: look for ids");
+        assertThat(queued).isIn(0L, 10_000L);
+      }
+    }
+  }
+
   private static long queued(String db) throws Exception {
     ToolRun status = ToolRun.of("status", "--db", db, "--json");
     assertThat(status.exit()).as(status.err()).isZero();

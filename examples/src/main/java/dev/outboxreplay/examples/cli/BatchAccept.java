@@ -45,7 +45,13 @@ final class BatchAccept {
         if (e.retryable() && attempt < TRIES) {
           continue;
         }
-        return storedDespite(commands, e);
+        return storedDespite(commands, e.getMessage());
+      } catch (OutOfMemoryError e) {
+        Cli.memoryExhausted = true;
+        // the batch's transaction is gone with the failed call; what it left is looked up
+        return storedDespite(commands, "the batch of " + commands.size() + " command(s) does "
+            + "not fit in this JVM's memory (" + EnqueueCommand.maxHeap() + "); split it, or "
+            + "give the JVM more memory (for example JAVA_TOOL_OPTIONS=-Xmx512m)");
       }
     }
   }
@@ -56,26 +62,25 @@ final class BatchAccept {
    * stderr. Not stored: a failure that says nothing was accepted. Unknown: a failure naming the
    * ids.
    */
-  private List<OutboxRecord> storedDespite(List<OutboxCommand> commands,
-      OutboxStorageException failure) {
+  private List<OutboxRecord> storedDespite(List<OutboxCommand> commands, String failure) {
     boolean stored;
     try {
       stored = outbox.store().find(commands.get(0).commandId()).isPresent();
     } catch (RuntimeException unknown) {
-      throw new Cli.Failure(Cli.BAD_INPUT, failure.getMessage() + "; whether the "
+      throw new Cli.Failure(Cli.BAD_INPUT, failure + "; whether the "
           + commands.size() + " command(s) were accepted is unknown: look for ids "
           + range(commands) + " with `outbox list --db " + db + " --status queued` before "
           + "enqueueing them again");
     }
     if (!stored) {
-      throw new Cli.Failure(Cli.BAD_INPUT, failure.getMessage() + "; nothing was accepted");
+      throw new Cli.Failure(Cli.BAD_INPUT, failure + "; nothing was accepted");
     }
     List<OutboxRecord> records = new ArrayList<>(commands.size());
     for (OutboxCommand c : commands) {
       records.add(outbox.store().find(c.commandId()).orElseThrow());
     }
     err.println("outbox enqueue: the accept reported a failure after its commit ("
-        + failure.getMessage() + "); all " + commands.size() + " command(s) are stored");
+        + failure + "); all " + commands.size() + " command(s) are stored");
     err.flush();
     return records;
   }

@@ -42,6 +42,14 @@ final class Cli {
   static final int OUTPUT_FAILED = 7;
   /** Something the tool did not foresee: one line on stderr; please report it. */
   static final int INTERNAL_ERROR = 1;
+  /**
+   * Set when the JVM ran out of memory while a database was open. H2 may then have closed its
+   * store in the middle of a write, and closing a connection of such a store can spin forever
+   * (seen with H2 2.5.252 in {@code MVStore.registerVersionUsage}, from a rollback and from H2's
+   * own shutdown hook). The tool then leaves the file as a killed process would (the next open
+   * takes its lock over and finds the last commit) and halts once its report is printed.
+   */
+  static volatile boolean memoryExhausted;
   /** The longest duration an option takes: ten years. */
   static final Duration LONGEST_DURATION = Duration.ofDays(3650);
   private static final Pattern DURATION = Pattern.compile("(\\d+)(ms|s|m|h|d)");

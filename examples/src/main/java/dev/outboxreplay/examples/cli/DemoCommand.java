@@ -12,7 +12,8 @@ import dev.outboxreplay.SessionRuntime;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.examples.ratchet.RatchetInboxExample;
 import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.jdbc.JdbcDatabase;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import dev.outboxreplay.http.OkHttpTransport;
 import dev.outboxreplay.server.FaultPlan;
 import dev.outboxreplay.server.IdempotentServer;
@@ -44,8 +45,8 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
 /**
- * The offline-first scenario end to end, on real parts: the reference server on loopback, an H2
- * file outbox, a user queueing edits across several notes while offline, the network coming up,
+ * The offline-first scenario end to end, on real parts: the reference server on loopback, an
+ * outbox in an H2 or SQLite file ({@code --engine}), a user queueing edits across several notes while offline, the network coming up,
  * responses lost after the server committed, a 503 burst, the replaying process killed with
  * SIGKILL mid-replay and restarted, and an inbox receiving duplicated encrypted messages. Exits 0
  * only if every command was applied exactly once and every message consumed once.
@@ -65,6 +66,11 @@ final class DemoCommand implements Callable<Integer> {
   @Option(names = "--seed", description = "Seed for lost responses (default: random, printed).")
   Long seed;
 
+  @Option(names = "--engine", defaultValue = "h2", paramLabel = "h2|sqlite",
+      description = "Engine of the app's files: its outbox and inbox (default h2). The "
+          + "reference receiver keeps its records in H2 either way.")
+  String engineName;
+
   private PrintWriter out;
   private final List<String> failures = new ArrayList<>();
   /** The app's bearer token: random per run, handed to the child replayer in an owner-only file. */
@@ -73,13 +79,20 @@ final class DemoCommand implements Callable<Integer> {
 
   @Override
   public Integer call() throws Exception {
+    return Cli.run(spec, this::runDemo);
+  }
+
+  private int runDemo() throws Exception {
     out = spec.commandLine().getOut();
     long started = System.nanoTime();
+    OutboxEngine engine = OutboxEngine.named(engineName);
     Path base = dir != null ? dir : Files.createTempDirectory("outbox-demo");
+    refuseEarlierRun(base);
     ownerOnlyFolder(base);
     long lossSeed = seed != null ? seed : System.nanoTime();
     SplittableRandom random = new SplittableRandom(lossSeed);
-    out.printf("outbox demo in %s (seed %d)%n", base, lossSeed);
+    out.printf("outbox demo in %s (seed %d, app files on %s)%n", base, lossSeed,
+        engine.name().toLowerCase(java.util.Locale.ROOT));
     token = HexFormat.of().formatHex(new SecureRandom().generateSeed(16));
     tokenFile = base.resolve("token");
     Files.deleteIfExists(tokenFile);
@@ -95,11 +108,11 @@ final class DemoCommand implements Callable<Integer> {
     AtomicInteger posts = new AtomicInteger();
     AtomicInteger lost = new AtomicInteger();
     AtomicInteger busy = new AtomicInteger();
-    Path clientFile = base.resolve("client");
+    Path clientFile = OutboxEngine.fileOf(base.resolve("client"), engine);
 
-    try (H2Database client = H2Database.open(clientFile);
-        H2Database serverDb = H2Database.open(base.resolve("server"))) {
-      H2OutboxStore store = H2OutboxStore.create(client);
+    JdbcDatabase client = engine.open(clientFile, false, true, Duration.ofSeconds(10), null);
+    try (H2Database serverDb = H2Database.open(base.resolve("server"))) {
+      JdbcOutboxStore store = engine.create(client);
       Outbox<Connection> outbox = Outbox.builder(store).build();
       createNotes(client);
 
@@ -173,7 +186,9 @@ final class DemoCommand implements Callable<Integer> {
 
         step("an inbox receives every encrypted message one to three times");
         RatchetInboxExample.Report inbox = RatchetInboxExample.run(
-            ownerOnlyFolder(base.resolve("inbox")), 30);
+            ownerOnlyFolder(base.resolve("inbox")), 30,
+            p -> (JdbcDatabase & AutoCloseable) engine.open(OutboxEngine.fileOf(p, engine),
+                false, true, Duration.ofSeconds(10), null));
         check(inbox.consumed() == 30 && inbox.historyRows() == 30,
             "30 messages decrypted once and stored once from " + inbox.deliveries()
                 + " deliveries");
@@ -200,6 +215,8 @@ final class DemoCommand implements Callable<Integer> {
       } finally {
         server.close();
       }
+    } finally {
+      OutboxEngine.close(client);
     }
     if (!failures.isEmpty()) {
       out.println("FAILED: " + failures);
@@ -212,11 +229,11 @@ final class DemoCommand implements Callable<Integer> {
     return 0;
   }
 
-  private Replayer<Connection> replayer(H2OutboxStore store, String url) {
+  private Replayer<Connection> replayer(JdbcOutboxStore store, String url) {
     return replayer(store, url, OutboxListener.NONE);
   }
 
-  private Replayer<Connection> replayer(H2OutboxStore store, String url,
+  private Replayer<Connection> replayer(JdbcOutboxStore store, String url,
       OutboxListener listener) {
     return Replayer.builder(store, OkHttpTransport.builder(HttpUrl.get(url))
             .callTimeout(Duration.ofSeconds(1)).build())
@@ -229,7 +246,7 @@ final class DemoCommand implements Callable<Integer> {
   }
 
   /** Replays until nothing is left, waiting for retries and expired leases; bounded. */
-  private void drain(H2OutboxStore store, String url) throws InterruptedException {
+  private void drain(JdbcOutboxStore store, String url) throws InterruptedException {
     AtomicInteger reconciled = new AtomicInteger();
     try (Replayer<Connection> replayer = replayer(store, url, new OutboxListener() {
       @Override
@@ -281,23 +298,31 @@ final class DemoCommand implements Callable<Integer> {
     }
   }
 
-  private static void createNotes(H2Database database) throws SQLException {
+  private static void createNotes(JdbcDatabase database) throws SQLException {
     try (Connection c = database.dataSource().getConnection(); Statement s = c.createStatement()) {
-      s.execute("CREATE TABLE IF NOT EXISTS note (id VARCHAR PRIMARY KEY, body VARCHAR, "
+      s.execute("CREATE TABLE IF NOT EXISTS note (id VARCHAR(64) PRIMARY KEY, body VARCHAR(200), "
           + "edits INT)");
     }
   }
 
-  private static void editNote(H2Database database, Outbox<Connection> outbox, String id,
+  /** The app's edit and its outbox row in one transaction, in SQL both engines run. */
+  private static void editNote(JdbcDatabase database, Outbox<Connection> outbox, String id,
       int seq) {
     database.inTransaction(c -> {
-      try (PreparedStatement ps = c.prepareStatement("MERGE INTO note n USING (VALUES "
-          + "(CAST(? AS VARCHAR), CAST(? AS VARCHAR))) v(id, body) ON n.id = v.id "
-          + "WHEN MATCHED THEN UPDATE SET body = v.body, edits = edits + 1 "
-          + "WHEN NOT MATCHED THEN INSERT VALUES (v.id, v.body, 1)")) {
-        ps.setString(1, id);
-        ps.setString(2, "edit " + seq);
-        ps.executeUpdate();
+      int updated;
+      try (PreparedStatement ps = c.prepareStatement(
+          "UPDATE note SET body = ?, edits = edits + 1 WHERE id = ?")) {
+        ps.setString(1, "edit " + seq);
+        ps.setString(2, id);
+        updated = ps.executeUpdate();
+      }
+      if (updated == 0) {
+        try (PreparedStatement ps = c.prepareStatement(
+            "INSERT INTO note (id, body, edits) VALUES (?, ?, 1)")) {
+          ps.setString(1, id);
+          ps.setString(2, "edit " + seq);
+          ps.executeUpdate();
+        }
       }
       return outbox.accept(c, OutboxCommand.of(NotesApplication.OPERATION, id,
           Map.of("entity", id, "seq", seq, "body", "edit " + seq)));
@@ -317,7 +342,20 @@ final class DemoCommand implements Callable<Integer> {
     return dir;
   }
 
-  private static long total(H2OutboxStore store) {
+  /**
+   * Refuses a folder that holds an earlier run's files: the demo's counts (effects per command)
+   * are only meaningful from empty files, and it never deletes files it did not create.
+   */
+  private static void refuseEarlierRun(Path base) {
+    for (String name : List.of("client.mv.db", "client.sqlite", "server.mv.db", "inbox")) {
+      if (Files.exists(base.resolve(name))) {
+        throw new Cli.Failure(Cli.BAD_INPUT, base + " holds an earlier demo run (" + name
+            + "); give --dir a new or empty folder, or leave --dir out for a temporary one");
+      }
+    }
+  }
+
+  private static long total(JdbcOutboxStore store) {
     return store.countByStatus().values().stream().mapToLong(Long::longValue).sum();
   }
 }

@@ -78,11 +78,20 @@ final class EnqueueCommand implements Callable<Integer> {
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
       lineNumbers.clear();
-      List<OutboxCommand> commands = from != null ? readLines() : List.of(single());
-      // everything is checked, and every command has its id, before the file is opened or
-      // created: a refused enqueue touches no file, and a retry after an unknown outcome finds
-      // the rows a failed try committed instead of queueing them twice
-      commands = withIds(checked(commands));
+      List<OutboxCommand> commands;
+      try {
+        commands = from != null ? readLines() : List.of(single());
+        // everything is checked, and every command has its id, before the file is opened or
+        // created: a refused enqueue touches no file, and a retry after an unknown outcome finds
+        // the rows a failed try committed instead of queueing them twice
+        commands = withIds(checked(commands));
+      } catch (OutOfMemoryError e) {
+        lineNumbers.clear();
+        throw new Cli.Failure(Cli.BAD_INPUT, (from != null ? from + " (" + Files.size(from)
+            + " bytes)" : "the command") + " does not fit in this JVM's memory (" + maxHeap()
+            + "); nothing was accepted: split it into smaller files, or give the JVM more "
+            + "memory (for example JAVA_TOOL_OPTIONS=-Xmx512m)");
+      }
       char[] key = ExistingOutboxFile.readKey(spec, keyFile);
       try {
         return enqueue(commands, key);
@@ -118,6 +127,12 @@ final class EnqueueCommand implements Callable<Integer> {
       }
       return Cli.OK;
     }
+  }
+
+  /** The JVM's heap limit, for messages. */
+  static String maxHeap() {
+    long max = Runtime.getRuntime().maxMemory();
+    return max == Long.MAX_VALUE ? "no heap limit" : "max heap " + (max >> 20) + " MiB";
   }
 
   private static List<OutboxCommand> withIds(List<OutboxCommand> commands) {

@@ -167,6 +167,9 @@ final class ExistingOutboxFile {
 
     @Override
     public void close() {
+      if (Cli.memoryExhausted) {
+        return; // see Cli.memoryExhausted: the process halts without closing the file
+      }
       OutboxEngine.close(database);
     }
   }

@@ -46,6 +46,8 @@ public final class OutboxTool implements Runnable {
 
   public static void main(String[] args) {
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
+    // the pool's warnings repeat, with a stack trace, a failure the command reports in one line
+    System.setProperty("org.slf4j.simpleLogger.log.com.zaxxer.hikari", "error");
     CommandLine cli = commandLine();
     // straight to the file descriptor: System.out would swallow a failed write (a full disk)
     // where checkError cannot see it
@@ -53,6 +55,11 @@ public final class OutboxTool implements Runnable {
         StandardCharsets.UTF_8)));
     int exit = cli.execute(args);
     cli.getOut().flush();
+    if (Cli.memoryExhausted) {
+      cli.getErr().flush();
+      System.err.flush();
+      Runtime.getRuntime().halt(exit); // no shutdown hooks: H2's would close the file
+    }
     System.exit(exit);
   }
 }

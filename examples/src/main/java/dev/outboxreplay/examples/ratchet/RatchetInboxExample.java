@@ -3,7 +3,8 @@ package dev.outboxreplay.examples.ratchet;
 import dev.outboxreplay.Inbox;
 import dev.outboxreplay.ReceiveResult;
 import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.H2InboxStore;
+import dev.outboxreplay.jdbc.JdbcDatabase;
+import dev.outboxreplay.jdbc.JdbcInboxStore;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
@@ -14,11 +15,13 @@ import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.function.Function;
 
 /**
  * Receiving ratchet-encrypted messages through the inbox: the chain state and the processed inbox
- * live in one H2 file ({@code crypto}), the readable history in another ({@code history}). Every
- * message is delivered twice or more; each is decrypted once, and stored once.
+ * live in one database file ({@code crypto}), the readable history in another ({@code history}).
+ * Every message is delivered twice or more; each is decrypted once, and stored once. The SQL is
+ * plain enough for H2 and SQLite alike.
  */
 public final class RatchetInboxExample {
   /** What a run did, for printing and for tests. */
@@ -36,15 +39,28 @@ public final class RatchetInboxExample {
         + r.rawRedecryptError());
   }
 
-  /** Sends {@code messages} messages, delivers each of them 1 + (i % 3) times, and reports. */
+  /**
+   * Sends {@code messages} messages, delivers each of them 1 + (i % 3) times, and reports; both
+   * databases are H2 files in {@code dir}.
+   */
   public static Report run(Path dir, int messages) throws Exception {
+    return run(dir, messages, H2Database::open);
+  }
+
+  /**
+   * As {@link #run(Path, int)}, with the databases {@code open} returns for {@code
+   * dir.resolve("crypto")} and {@code dir.resolve("history")} (it picks the engine and the file
+   * name); they are closed before this returns.
+   */
+  public static <D extends JdbcDatabase & AutoCloseable> Report run(Path dir, int messages,
+      Function<Path, D> open) throws Exception {
     byte[] sharedChainKey = new byte[32];
     for (int i = 0; i < sharedChainKey.length; i++) {
       sharedChainKey[i] = (byte) (i * 7 + 3); // agreed out of band in a real protocol
     }
     String scope = "alice@laptop";
-    try (H2Database crypto = H2Database.open(dir.resolve("crypto"));
-        H2Database history = H2Database.open(dir.resolve("history"))) {
+    try (D crypto = open.apply(dir.resolve("crypto"));
+        D history = open.apply(dir.resolve("history"))) {
       try (Connection c = crypto.dataSource().getConnection()) {
         SymmetricRatchet.install(c, scope, sharedChainKey);
       }
@@ -52,17 +68,29 @@ public final class RatchetInboxExample {
         s.execute("CREATE TABLE IF NOT EXISTS chat_message (scope VARCHAR, message_id VARCHAR, "
             + "text VARCHAR, PRIMARY KEY (scope, message_id))");
       }
-      Inbox<Connection> inbox = Inbox.builder(H2InboxStore.create(crypto),
+      Inbox<Connection> inbox = Inbox.builder(JdbcInboxStore.create(crypto),
           (Connection tx, dev.outboxreplay.InboxMessage m) ->
               SymmetricRatchet.decrypt(tx, m.scope(), m.bytes()),
           (sc, id, plaintext) -> {
-            try (Connection c = history.dataSource().getConnection();
-                PreparedStatement ps = c.prepareStatement(
-                    "MERGE INTO chat_message KEY (scope, message_id) VALUES (?, ?, ?)")) {
-              ps.setString(1, sc);
-              ps.setString(2, id);
-              ps.setString(3, new String(plaintext, StandardCharsets.UTF_8));
-              ps.executeUpdate();
+            // The projection may run again for a message (replay): write it, never add it twice.
+            try (Connection c = history.dataSource().getConnection()) {
+              int updated;
+              try (PreparedStatement ps = c.prepareStatement(
+                  "UPDATE chat_message SET text = ? WHERE scope = ? AND message_id = ?")) {
+                ps.setString(1, new String(plaintext, StandardCharsets.UTF_8));
+                ps.setString(2, sc);
+                ps.setString(3, id);
+                updated = ps.executeUpdate();
+              }
+              if (updated == 0) {
+                try (PreparedStatement ps = c.prepareStatement(
+                    "INSERT INTO chat_message (scope, message_id, text) VALUES (?, ?, ?)")) {
+                  ps.setString(1, sc);
+                  ps.setString(2, id);
+                  ps.setString(3, new String(plaintext, StandardCharsets.UTF_8));
+                  ps.executeUpdate();
+                }
+              }
             }
           }).build();
 
@@ -96,7 +124,7 @@ public final class RatchetInboxExample {
     }
   }
 
-  private static long countRows(H2Database history) throws SQLException {
+  private static long countRows(JdbcDatabase history) throws SQLException {
     try (Connection c = history.dataSource().getConnection(); Statement s = c.createStatement();
         ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM chat_message")) {
       rs.next();

@@ -36,11 +36,13 @@ public final class SymmetricRatchet {
       s.execute("CREATE TABLE IF NOT EXISTS ratchet_chain (scope VARCHAR PRIMARY KEY, "
           + "chain_key VARBINARY(32) NOT NULL, next_index BIGINT NOT NULL)");
     }
-    try (PreparedStatement ps = c.prepareStatement("MERGE INTO ratchet_chain r USING "
-        + "(VALUES (CAST(? AS VARCHAR), CAST(? AS VARBINARY))) v(scope, k) ON r.scope = v.scope "
-        + "WHEN NOT MATCHED THEN INSERT VALUES (v.scope, v.k, 0)")) {
+    // Plain SQL that H2 and SQLite both run: insert the scope's chain unless it is there.
+    try (PreparedStatement ps = c.prepareStatement("INSERT INTO ratchet_chain (scope, chain_key, "
+        + "next_index) SELECT ?, ?, 0 WHERE NOT EXISTS (SELECT 1 FROM ratchet_chain "
+        + "WHERE scope = ?)")) {
       ps.setString(1, scope);
       ps.setBytes(2, initialChainKey);
+      ps.setString(3, scope);
       ps.executeUpdate();
     }
   }
@@ -92,8 +94,16 @@ public final class SymmetricRatchet {
     in.get(sealed);
     byte[] chainKey;
     long next;
+    // Lock the chain row before reading it, so that two receivers of one scope take turns: an
+    // UPDATE that changes nothing locks the row in H2 and takes the write lock in SQLite (which
+    // has no SELECT ... FOR UPDATE).
+    try (PreparedStatement ps = c.prepareStatement(
+        "UPDATE ratchet_chain SET next_index = next_index WHERE scope = ?")) {
+      ps.setString(1, scope);
+      ps.executeUpdate();
+    }
     try (PreparedStatement ps = c.prepareStatement("SELECT chain_key, next_index "
-        + "FROM ratchet_chain WHERE scope = ? FOR UPDATE")) {
+        + "FROM ratchet_chain WHERE scope = ?")) {
       ps.setString(1, scope);
       try (ResultSet rs = ps.executeQuery()) {
         if (!rs.next()) {
