@@ -31,11 +31,12 @@ class ModulePathConsumerTest {
   private static final Path CONSUMER = Path.of("src", "test", "resources", "consumer");
   /** File-name prefixes of the jars an application using every library module needs. */
   private static final List<String> RUNTIME_JARS = List.of("outbox-core-", "outbox-jdbc-",
-      "outbox-h2-",
+      "outbox-h2-", "outbox-sqlite-", "sqlite-jdbc-",
       "outbox-http-", "outbox-server-", "outbox-micrometer-", "jackson-", "slf4j-api-",
       "resilience4j-core-", "h2-", "HikariCP-", "okhttp-jvm-", "okio-jvm-", "kotlin-stdlib-",
       "micrometer-", "HdrHistogram-", "LatencyUtils-", "jspecify-", "jetty-");
-  private static final List<String> EXPECTED_LINES = List.of("quickStart queued", "replay acked",
+  private static final List<String> EXPECTED_LINES = List.of("quickStart queued",
+      "sqliteStart queued", "replay acked",
       "metrics 1.0", "inbox CONSUMED DUPLICATE hello", "ownDataSource queued");
 
   private static final String CONSUMER_MAIN = "dev.outboxreplay.examples.ReadmeConsumer";

@@ -20,6 +20,8 @@ import dev.outboxreplay.micrometer.OutboxMetrics;
 import dev.outboxreplay.server.HandlerResponse;
 import dev.outboxreplay.server.IdempotentServer;
 import dev.outboxreplay.server.ServerRequest;
+import dev.outboxreplay.sqlite.SqliteDatabase;
+import dev.outboxreplay.sqlite.SqliteOutboxStore;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -62,6 +64,30 @@ final class ReadmeExamples {
         return outbox.accept(tx,                                   // joins that transaction
             OutboxCommand.of("note.put", "note-1", Map.of("id", "note-1", "body", "buy milk")));
       });                                     // committed: both durable, or neither; checked
+    }
+    // README:end
+    return queued;
+  }
+
+  static OutboxRecord sqliteStart(Path file) {
+    // README:begin
+    // file: for example Path.of("data/app"), which names data/app.sqlite
+    OutboxRecord queued;
+    try (SqliteDatabase db = SqliteDatabase.open(file)) {          // WAL, synchronous=NORMAL
+      Outbox<Connection> outbox = Outbox.builder(SqliteOutboxStore.create(db)).build();
+      queued = db.inTransaction(tx -> {                            // BEGIN IMMEDIATE ... COMMIT
+        try (Statement s = tx.createStatement()) {
+          s.execute("CREATE TABLE IF NOT EXISTS note (id TEXT PRIMARY KEY, body TEXT)");
+        }
+        try (PreparedStatement ps = tx.prepareStatement("INSERT INTO note (id, body) "
+            + "VALUES (?, ?) ON CONFLICT (id) DO UPDATE SET body = excluded.body")) {
+          ps.setString(1, "note-1");
+          ps.setString(2, "buy milk");
+          ps.executeUpdate();
+        }
+        return outbox.accept(tx,
+            OutboxCommand.of("note.put", "note-1", Map.of("id", "note-1", "body", "buy milk")));
+      });
     }
     // README:end
     return queued;

@@ -10,12 +10,15 @@ import dev.outboxreplay.Status;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import dev.outboxreplay.http.OkHttpTransport;
+import dev.outboxreplay.sqlite.SqliteDatabase;
+import dev.outboxreplay.sqlite.SqliteOutboxStore;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -40,7 +43,7 @@ class ReadmeExamplesTest {
   void theReadmeShowsExactlyTheMarkedRegionsInOrder() throws Exception {
     List<String> readme = blocks(Files.readAllLines(README), "```java", "```");
     List<String> source = blocks(Files.readAllLines(SOURCE), "// README:begin", "// README:end");
-    assertThat(source).as("marked regions in ReadmeExamples").hasSize(6);
+    assertThat(source).as("marked regions in ReadmeExamples").hasSize(7);
     assertThat(readme).as("the README's java blocks, against ReadmeExamples' marked regions")
         .containsExactlyElementsOf(source);
   }
@@ -97,6 +100,20 @@ class ReadmeExamplesTest {
           .isEqualTo(1.0);
       assertThat(registry.get("outbox.commands").tag("status", "acked").gauge().value())
           .isEqualTo(1.0);
+    }
+  }
+
+  @Test
+  void theSqliteStartCommitsTheNoteAndItsCommandTogetherInOneSqliteFile() throws Exception {
+    OutboxRecord queued = ReadmeExamples.sqliteStart(dir.resolve("lite"));
+    assertThat(dir.resolve("lite.sqlite")).exists();
+    try (SqliteDatabase db = SqliteDatabase.open(dir.resolve("lite"));
+        Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
+        ResultSet rs = s.executeQuery("SELECT body FROM note WHERE id = 'note-1'")) {
+      assertThat(SqliteOutboxStore.create(db).find(queued.commandId())).get()
+          .extracting(OutboxRecord::status).isEqualTo(Status.QUEUED);
+      assertThat(rs.next()).isTrue();
+      assertThat(rs.getString(1)).isEqualTo("buy milk");
     }
   }
 
