@@ -19,6 +19,7 @@ import java.util.List;
  * java -Xmx64m -jar benchmarks/target/benchmarks.jar drain [commands]
  * java -jar benchmarks/target/benchmarks.jar stalled [requests] [count...]
  * java -jar benchmarks/target/benchmarks.jar floor [commands] [group] [rounds]
+ * java -jar benchmarks/target/benchmarks.jar engines [commands] [threads] [rounds]  (SQLite vs H2)
  * </pre>
  */
 public final class Benchmarks {
@@ -42,7 +43,10 @@ public final class Benchmarks {
         figures.addAll(new HistoryProbe(1_000_000, 10_000, 5).run());
         figures.addAll(new FileSizeProbe(60, 5, 60, true).run());
         figures.addAll(new StalledClientsProbe(new int[] {16, 128, 255}, 20).run());
+        figures.addAll(new EngineBenchmark(10_000, 8, 4).run());
       }
+      case "engines" -> figures.addAll(new EngineBenchmark(intArg(args, 1, 10_000),
+          intArg(args, 2, 8), intArg(args, 3, 4)).run());
       case "accept" -> figures.addAll(new AcceptBenchmark(
           intArg(args, 1, 20_000), intArg(args, 2, 8), intArg(args, 3, 5),
           args.length > 4 && args[4].equals("power")
@@ -68,7 +72,7 @@ public final class Benchmarks {
       default -> {
         System.err.println("unknown benchmark '" + which
             + "'; available: all, accept, inbox, server, replay, history, filesize, "
-            + "drain, stalled, floor");
+            + "drain, stalled, floor, engines");
         System.exit(2);
       }
     }

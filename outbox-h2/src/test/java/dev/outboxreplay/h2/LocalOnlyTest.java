@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.outboxreplay.testkit.ChildJvm;
+import dev.outboxreplay.testkit.ListeningSockets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -67,7 +68,7 @@ class LocalOnlyTest {
     List<ListeningSockets.Listener> serving;
     try (ChildJvm other = ServeFileChild.serving(file, dir.resolve("other.err"))) {
       // other tests in this JVM may listen too: look at this file's own sockets only
-      int port = ListeningSockets.serverPort(dir.resolve("app.lock.db"));
+      int port = LockFilePort.of(dir.resolve("app.lock.db"));
       serving = ListeningSockets.of(pid).stream().filter(l -> l.port() == port).toList();
       assertThat(serving).as("this process serves the file").hasSize(1);
       db.close();

@@ -10,6 +10,7 @@ import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.h2.internal.Handover;
 import dev.outboxreplay.h2.internal.ServedHere;
 import dev.outboxreplay.testkit.ChildJvm;
+import dev.outboxreplay.testkit.ListeningSockets;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -88,7 +89,7 @@ class ServedFileCloseTest {
         Awaitility.await().atMost(Duration.ofSeconds(30))
             .untilAsserted(() -> assertThat(ListeningSockets.of(self))
                 .as("this process serves the file (lock file: %s)", readOrWhy(lockFile))
-                .anyMatch(l -> l.port() == ListeningSockets.serverPort(lockFile)));
+                .anyMatch(l -> l.port() == LockFilePort.of(lockFile)));
         H2OutboxStore store = H2OutboxStore.create(db);
         for (CommandId id : accepted) {
           assertThat(store.find(id)).as("accept %s", id).isPresent();
@@ -120,13 +121,13 @@ class ServedFileCloseTest {
       H2OutboxStore.create(first); // this process opened the file: it serves it
       try (ChildJvm other = ServeFileChild.serving(file, dir.resolve("other.err"))) {
         H2Database second = H2Database.open(file);
-        int port = ListeningSockets.serverPort(lockFile);
+        int port = LockFilePort.of(lockFile);
         assertThat(ListeningSockets.of(self)).anyMatch(l -> l.port() == port);
 
         first.close();
         assertThat(ListeningSockets.of(self)).as("serving after the first of two closed")
             .anyMatch(l -> l.port() == port);
-        assertThat(ListeningSockets.serverPort(lockFile)).isEqualTo(port);
+        assertThat(LockFilePort.of(lockFile)).isEqualTo(port);
         Outbox.builder(H2OutboxStore.create(second)).build()
             .accept(OutboxCommand.of("op", "e", Map.of("n", 1)));
 

@@ -2,6 +2,7 @@ package dev.outboxreplay.sqlite;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
@@ -12,6 +13,7 @@ import dev.outboxreplay.Status;
 import dev.outboxreplay.StoredResponse;
 import dev.outboxreplay.jdbc.Durability;
 import dev.outboxreplay.jdbc.JdbcOutboxStore;
+import dev.outboxreplay.testkit.ListeningSockets;
 import java.io.RandomAccessFile;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -57,6 +59,30 @@ class SqliteDatabaseTest {
     try (Stream<Path> files = Files.list(dir.resolve("new"))) {
       assertThat(files.map(p -> p.getFileName().toString()))
           .as("closed: no log, no temporary file").containsExactly("app.sqlite");
+    }
+  }
+
+  /**
+   * Two openers of one file (as two processes of an app would be) share it through SQLite's file
+   * locks: both write, both read the other's rows, and this process listens on no socket it did
+   * not listen on before (H2's multi-process mode starts a server for the same sharing).
+   */
+  @Test
+  void twoOpenersShareOneFileWithoutListeningOnAnySocket() throws Exception {
+    assumeTrue(ListeningSockets.available(), "needs Linux /proc");
+    long self = ProcessHandle.current().pid();
+    List<ListeningSockets.Listener> before = ListeningSockets.of(self);
+    Path base = dir.resolve("shared");
+    try (SqliteDatabase first = SqliteDatabase.open(base);
+        SqliteDatabase second = SqliteDatabase.open(base)) {
+      SqliteOutboxStore one = SqliteOutboxStore.create(first);
+      SqliteOutboxStore two = SqliteOutboxStore.create(second);
+      accept(one, 3);
+      accept(two, 4);
+      assertThat(one.countByStatus().get(Status.QUEUED)).isEqualTo(7);
+      assertThat(two.countByStatus().get(Status.QUEUED)).isEqualTo(7);
+      assertThat(ListeningSockets.of(self)).as("listening sockets with the file open twice")
+          .containsExactlyInAnyOrderElementsOf(before);
     }
   }
 

@@ -1,4 +1,4 @@
-package dev.outboxreplay.h2;
+package dev.outboxreplay.testkit;
 
 import java.io.IOException;
 import java.math.BigInteger;
@@ -14,28 +14,22 @@ import java.util.stream.Stream;
 /**
  * The TCP sockets a process listens on, read from Linux's {@code /proc}: the socket inodes among
  * the process's open file descriptors, matched against {@code /proc/net/tcp} and {@code tcp6}
- * rows in state LISTEN. Reads only; sends nothing to any address.
+ * rows in state LISTEN. Reads only; sends nothing to any address. For tests that check a process
+ * listens on loopback only, or on nothing at all.
  */
-final class ListeningSockets {
+public final class ListeningSockets {
   private ListeningSockets() {}
 
-  /** The port H2's lock file tells other processes to connect to; -1 when it names none. */
-  static int serverPort(Path lockFile) {
-    try {
-      return H2LockFile.read(lockFile).port();
-    } catch (IOException | IllegalStateException e) {
-      return -1; // no lock file (yet, or any more), or one without a server
-    }
-  }
-
   /** A listening socket's local address and port. */
-  record Listener(InetAddress address, int port) {}
+  public record Listener(InetAddress address, int port) {}
 
-  static boolean available() {
+  /** Whether this machine has the {@code /proc} files this reads (Linux). */
+  public static boolean available() {
     return Files.isReadable(Path.of("/proc/net/tcp")) && Files.isDirectory(Path.of("/proc/self/fd"));
   }
 
-  static List<Listener> of(long pid) throws IOException {
+  /** The TCP sockets process {@code pid} listens on now. */
+  public static List<Listener> of(long pid) throws IOException {
     Set<String> inodes = new HashSet<>();
     try (Stream<Path> fds = Files.list(Path.of("/proc", Long.toString(pid), "fd"))) {
       for (Path fd : (Iterable<Path>) fds::iterator) {
