@@ -591,6 +591,135 @@ public abstract class OutboxStoreContract<T> {
   }
 
   @Test
+  void theNextCommandOfASendingEntityIsClaimedInTheCallersTransactionOnlyOnceItCommits() {
+    OutboxRecord a1 = accept("A", 1);
+    OutboxRecord a2 = accept("A", 2);
+    accept("A", 3);
+    OutboxRecord b1 = accept("B", 1);
+    List<OutboxRecord> heads = store.claim("r", LEASE, 10, now());
+    assertThat(heads).extracting(OutboxRecord::commandId)
+        .containsExactly(a1.commandId(), b1.commandId());
+    OutboxRecord sending = store.markSending(a1.commandId(), heads.get(0).fencingToken(),
+        now().plus(LEASE), now());
+
+    T rolledBack = beginTransaction(store);
+    assertThat(store.claimNextOfEntity(rolledBack, "r", LEASE, sending, 0, now()))
+        .map(OutboxRecord::commandId).contains(a2.commandId());
+    rollback(rolledBack);
+    assertThat(store.find(a2.commandId()).orElseThrow().status()).isEqualTo(Status.QUEUED);
+    assertThat(store.auditTrail(a2.commandId())).isEmpty();
+
+    T committed = beginTransaction(store);
+    OutboxRecord next = store.claimNextOfEntity(committed, "r", LEASE, sending, 0, now())
+        .orElseThrow();
+    commit(committed);
+    assertThat(next.commandId()).isEqualTo(a2.commandId());
+    assertThat(next.status()).isEqualTo(Status.CLAIMED);
+    assertThat(next.claimOwner()).isEqualTo("r");
+    assertThat(next.leaseExpiresAt()).isEqualTo(now().plus(LEASE));
+    assertThat(next.fencingToken()).isGreaterThan(heads.get(1).fencingToken());
+    assertThat(store.find(a2.commandId()).orElseThrow()).isEqualTo(next);
+    assertThat(store.auditTrail(a2.commandId())).extracting(OutboxStore.AuditEntry::to)
+        .containsExactly(Status.CLAIMED);
+
+    T again = beginTransaction(store);
+    try {
+      assertThat(store.claimNextOfEntity(again, "r", LEASE, sending, 0, now()))
+          .as("the command right after A1 is held already; A3 is not its successor")
+          .isEmpty();
+    } finally {
+      rollback(again);
+    }
+    store.complete(a1.commandId(), sending.fencingToken(), Status.SENDING, Outcome.acked(null),
+        now());
+    T ended = beginTransaction(store);
+    try {
+      assertThat(store.claimNextOfEntity(ended, "r", LEASE, sending, 0, now()))
+          .as("A1 is no longer sending under its token").isEmpty();
+    } finally {
+      rollback(ended);
+    }
+    assertThat(store.find(b1.commandId()).orElseThrow().status()).isEqualTo(Status.CLAIMED);
+  }
+
+  @Test
+  void endedCommandsBecomeTombstonesThatStillDeduplicateAndAreDeletedOnlyAsTombstones() {
+    OutboxRecord acked = accept("A", 1);
+    OutboxRecord held = claimOne("r");
+    store.complete(acked.commandId(), held.fencingToken(), Status.CLAIMED, Outcome.acked(
+        new StoredResponse(201, "{\"applied\":true}".getBytes())), now());
+    OutboxRecord rejected = accept("B", 1);
+    OutboxRecord heldB = claimOne("r");
+    store.complete(rejected.commandId(), heldB.fencingToken(), Status.CLAIMED,
+        Outcome.rejected(new ErrorInfo("http_422", "no milk for note B", now()), null), now());
+    OutboxRecord open = accept("C", 1);
+    clock.advance(Duration.ofHours(2));
+    OutboxRecord endedLater = accept("D", 1);
+    OutboxRecord heldD = store.claim("r", LEASE, 10, now()).stream()
+        .filter(r -> r.commandId().equals(endedLater.commandId())).findFirst().orElseThrow();
+    store.complete(endedLater.commandId(), heldD.fencingToken(), Status.CLAIMED,
+        Outcome.acked(null), now());
+
+    assertThat(store.tombstoneEnded(now().minus(Duration.ofHours(1)), now())).isEqualTo(2);
+    OutboxRecord tomb = store.find(acked.commandId()).orElseThrow();
+    assertThat(tomb.status()).isEqualTo(Status.ACKED);
+    assertThat(tomb.payload().retained()).isFalse();
+    assertThat(tomb.payload().sha256Hex()).isEqualTo(acked.payload().sha256Hex());
+    assertThat(tomb.idempotencyKey()).isEqualTo(acked.idempotencyKey());
+    assertThat(tomb.response().status()).isEqualTo(201);
+    assertThat(tomb.response().body()).isEmpty();
+    OutboxRecord rejectedTomb = store.find(rejected.commandId()).orElseThrow();
+    assertThat(rejectedTomb.lastError().code()).isEqualTo("http_422");
+    assertThat(rejectedTomb.lastError().message()).doesNotContain("milk");
+    assertThat(store.find(open.commandId()).orElseThrow().payload().retained()).isTrue();
+    assertThat(store.find(endedLater.commandId()).orElseThrow().payload().retained())
+        .as("ended after the cut-off").isTrue();
+    assertThat(store.tombstoneEnded(now().minus(Duration.ofHours(1)), now()))
+        .as("nothing left to tombstone").isZero();
+
+    // the same id and content: the tombstone, nothing new; other content: refused
+    assertThat(outbox.accept(OutboxCommand.of("note.put", "A", Map.of("n", 1))
+        .withCommandId(acked.commandId())).commandId()).isEqualTo(acked.commandId());
+    assertThatThrownBy(() -> outbox.accept(OutboxCommand.of("note.put", "A", Map.of("n", 2))
+        .withCommandId(acked.commandId()))).isInstanceOf(IdempotencyConflictException.class);
+    assertThatThrownBy(() -> store.requeue(rejected.commandId(), now()))
+        .isInstanceOf(IllegalStateException.class);
+
+    clock.advance(Duration.ofDays(3));
+    assertThat(store.deleteTombstones(now().minus(Duration.ofDays(4)))).as("none that old")
+        .isZero();
+    assertThat(store.deleteTombstones(now())).as("the two tombstones, not D").isEqualTo(2);
+    assertThat(store.find(acked.commandId())).isEmpty();
+    assertThat(store.auditTrail(acked.commandId())).isEmpty();
+    assertThat(store.find(endedLater.commandId())).as("ended, not a tombstone").isPresent();
+    assertThat(store.find(open.commandId())).isPresent();
+    // past its deletion the id is free again: an accept with it is a new command
+    OutboxRecord anew = outbox.accept(OutboxCommand.of("note.put", "A", Map.of("n", 1))
+        .withCommandId(acked.commandId()));
+    assertThat(anew.status()).isEqualTo(Status.QUEUED);
+  }
+
+  @Test
+  void theOldestOpenCommandIsTheEarliestAcceptNotYetEnded() {
+    assertThat(store.oldestOpenAcceptedAt()).isEmpty();
+    Instant first = now();
+    OutboxRecord a = accept("A", 1);
+    clock.advance(Duration.ofHours(1));
+    OutboxRecord b = accept("B", 1);
+    assertThat(store.oldestOpenAcceptedAt()).contains(first);
+    OutboxRecord held = store.claim("r", LEASE, 10, now()).stream()
+        .filter(r -> r.commandId().equals(a.commandId())).findFirst().orElseThrow();
+    assertThat(store.oldestOpenAcceptedAt()).as("claimed is still open").contains(first);
+    store.complete(a.commandId(), held.fencingToken(), Status.CLAIMED, Outcome.acked(null),
+        now());
+    assertThat(store.oldestOpenAcceptedAt()).contains(b.createdAt());
+    OutboxRecord heldB = store.find(b.commandId()).orElseThrow();
+    store.complete(b.commandId(), heldB.fencingToken(), Status.CLAIMED,
+        Outcome.rejected(error("http_400"), null), now());
+    assertThat(store.oldestOpenAcceptedAt()).isEmpty();
+  }
+
+  @Test
   void eightThreadsClaimingTenThousandRowsGetEachRowExactlyOnce() throws Exception {
     int rows = 10_000;
     for (int start = 0; start < rows; start += 1_000) {
