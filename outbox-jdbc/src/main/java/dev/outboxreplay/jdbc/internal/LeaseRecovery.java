@@ -1,9 +1,10 @@
 package dev.outboxreplay.jdbc.internal;
 
 import dev.outboxreplay.CommandId;
+import dev.outboxreplay.ErrorInfo;
 import dev.outboxreplay.OutboxStore.AuditEntry;
-import dev.outboxreplay.Reason;
 import dev.outboxreplay.Status;
+import dev.outboxreplay.internal.LeaseExpiry;
 import dev.outboxreplay.jdbc.Dialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -14,42 +15,39 @@ import java.util.ArrayList;
 import java.util.List;
 
 /**
- * Ends the leases that ran out (see {@code OutboxStore#recoverExpiredLeases}): a sending row
- * becomes unknown (its request may have reached the server), a claimed row goes back, unsent, to
- * the status it was claimed from. The expired rows are read from the expired range of
- * idx_outbox_status ({@code status, lease_expires_at}), never a due queued row however long the
- * backlog, and each is then recovered by an update fenced like every other state change. One
- * UPDATE over the expired range let H2 2.5.252 recover a row that an ack had changed and committed
- * meanwhile (both outcomes were audited, and the answer was applied again after the resend);
- * {@code AckRecoveryRaceTest} caught it in 46 of 2,400 races.
+ * Ends the leases that ran out (see {@code OutboxStore#recoverExpiredLeases}), writing what
+ * {@link LeaseExpiry} decides for each row: a sending row becomes unknown (its request may have
+ * reached the server), a claimed row goes back, unsent, to the status it was claimed from. The
+ * expired rows are read from the expired range of idx_outbox_status ({@code status,
+ * lease_expires_at}), never a due queued row however long the backlog, and each is then recovered
+ * by an update fenced like every other state change. One UPDATE over the expired range let H2
+ * 2.5.252 recover a row that an ack had changed and committed meanwhile (both outcomes were
+ * audited, and the answer was applied again after the resend); {@code AckRecoveryRaceTest} caught
+ * it in 46 of 2,400 races.
  */
 public final class LeaseRecovery {
   /** The rows in a held status whose lease ended. */
-  public static final String EXPIRED = "SELECT command_id, fencing_token FROM outbox_command "
-      + "WHERE status = ? AND lease_expires_at <= ?";
+  public static final String EXPIRED = "SELECT command_id, fencing_token, claimed_from "
+      + "FROM outbox_command WHERE status = ? AND lease_expires_at <= ?";
 
   private final OutboxRows rows;
   private final OutboxSql sql;
   private final Dialect dialect;
-  private final String recoverSending;
-  private final String recoverClaimed;
+  private final String recover;
 
   public LeaseRecovery(OutboxRows rows, OutboxSql sql, Dialect dialect) {
     this.rows = rows;
     this.sql = sql;
     this.dialect = dialect;
-    this.recoverSending = dialect.updateReturning("UPDATE outbox_command SET status = 'unknown', "
-        + "attempt = attempt + 1, next_attempt_at = ?, "
-        + "first_sent_at = COALESCE(first_sent_at, ?), "
+    this.recover = dialect.updateReturning("UPDATE outbox_command SET status = ?, "
+        + "attempt = attempt + ?, next_attempt_at = ?, "
+        + "first_sent_at = CASE WHEN ? = 1 THEN COALESCE(first_sent_at, ?) "
+        + "ELSE first_sent_at END, "
         + "claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
-        + "last_error_code = 'lease_expired_while_sending', "
-        + "last_error_message = 'the sender stopped before recording an outcome; "
-        + "the request may have reached the server', last_error_at = ?, updated_at = ? "
+        + "last_error_code = CASE WHEN ? = 1 THEN ? ELSE last_error_code END, "
+        + "last_error_message = CASE WHEN ? = 1 THEN ? ELSE last_error_message END, "
+        + "last_error_at = CASE WHEN ? = 1 THEN ? ELSE last_error_at END, updated_at = ? "
         + "WHERE lease_expires_at <= ? AND " + OutboxSql.FENCE, OutboxTables.COLUMNS);
-    this.recoverClaimed = dialect.updateReturning("UPDATE outbox_command SET "
-        + "status = claimed_from, next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, "
-        + "lease_expires_at = NULL, updated_at = ? WHERE lease_expires_at <= ? AND "
-        + OutboxSql.FENCE, OutboxTables.COLUMNS);
   }
 
   /**
@@ -59,36 +57,44 @@ public final class LeaseRecovery {
    */
   public List<AuditEntry> recover(Connection c, Instant now) throws SQLException {
     List<AuditEntry> changes = new ArrayList<>();
-    recover(c, Status.SENDING, recoverSending, 5, Reason.LEASE_EXPIRED_WHILE_SENDING, now,
-        changes);
-    recover(c, Status.CLAIMED, recoverClaimed, 3, Reason.LEASE_EXPIRED_WHILE_CLAIMED, now,
-        changes);
+    recover(c, Status.SENDING, now, changes);
+    recover(c, Status.CLAIMED, now, changes);
     return changes;
   }
 
   /** A row whose lease ended, as read; recovered only if it is still so when updated. */
-  private record Expired(CommandId id, long token) {}
+  private record Expired(CommandId id, long token, Status claimedFrom) {}
 
-  /**
-   * Recovers the expired rows in {@code held} with {@code update}, whose first {@code times}
-   * parameters are the time and whose last are the fence.
-   */
-  private void recover(Connection c, Status held, String update, int times, Reason reason,
-      Instant now, List<AuditEntry> changes) throws SQLException {
+  /** Recovers the rows held in {@code held} whose lease ended, each as {@link LeaseExpiry} says. */
+  private void recover(Connection c, Status held, Instant now, List<AuditEntry> changes)
+      throws SQLException {
     long at = now.toEpochMilli();
     List<Expired> expired = expired(c, held, at);
     if (expired.isEmpty()) {
       return;
     }
-    try (PreparedStatement ps = c.prepareStatement(update)) {
-      for (int i = 1; i <= times; i++) {
-        ps.setLong(i, at);
-      }
+    try (PreparedStatement ps = c.prepareStatement(recover)) {
       for (Expired e : expired) {
-        sql.bindCas(ps, times + 1, e.id(), held, e.token());
+        LeaseExpiry decision = LeaseExpiry.of(held, e.claimedFrom(), now);
+        ErrorInfo error = decision.error();
+        int error1 = error != null ? 1 : 0;
+        ps.setString(1, decision.next().wireName());
+        ps.setInt(2, decision.countsAsAttempt() ? 1 : 0);
+        ps.setLong(3, decision.dueAt().toEpochMilli());
+        ps.setInt(4, decision.mayHaveReachedReceiver() ? 1 : 0);
+        ps.setLong(5, at);
+        ps.setInt(6, error1);
+        ps.setString(7, error != null ? error.code() : null);
+        ps.setInt(8, error1);
+        ps.setString(9, error != null ? error.message() : null);
+        ps.setInt(10, error1);
+        ps.setLong(11, error != null ? error.at().toEpochMilli() : 0);
+        ps.setLong(12, at);
+        ps.setLong(13, at);
+        sql.bindCas(ps, 14, e.id(), held, e.token());
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            changes.add(sql.audit(c, rows.read(rs), held, reason, now));
+            changes.add(sql.audit(c, rows.read(rs), held, decision.reason(), now));
           }
         }
       }
@@ -102,7 +108,9 @@ public final class LeaseRecovery {
       ps.setLong(2, at);
       try (ResultSet rs = ps.executeQuery()) {
         while (rs.next()) {
-          expired.add(new Expired(new CommandId(dialect.getId(rs, 1)), rs.getLong(2)));
+          String from = rs.getString(3);
+          expired.add(new Expired(new CommandId(dialect.getId(rs, 1)), rs.getLong(2),
+              from == null ? null : Status.fromWireName(from)));
         }
       }
     }
