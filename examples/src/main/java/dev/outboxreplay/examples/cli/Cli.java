@@ -248,7 +248,7 @@ final class Cli {
       return false;
     }
     PrintWriter err = spec.commandLine().getErr();
-    err.println(spec.qualifiedName() + ": " + opened.database().file() + " was never finished "
+    err.println(spec.qualifiedName() + ": " + opened.file() + " was never finished "
         + "(the process creating it was stopped); it holds no command, and the next enqueue or "
         + "replay finishes it");
     err.flush();

@@ -5,6 +5,7 @@ import dev.outboxreplay.jdbc.JdbcDatabase;
 import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.function.Function;
@@ -104,7 +105,7 @@ final class ExistingOutboxFile {
     OutboxEngine created = OutboxEngine.of(file);
     JdbcDatabase database = opened(() -> created.open(file, false, true, wait, key));
     try {
-      return new Opened(database, created.create(database));
+      return new Opened(database, created.create(database), file, null);
     } catch (RuntimeException e) {
       OutboxEngine.close(database);
       throw e;
@@ -133,13 +134,75 @@ final class ExistingOutboxFile {
       throw new Cli.Failure(Cli.BAD_INPUT, "cannot read " + file);
     }
     OutboxEngine engine = OutboxEngine.of(file);
-    JdbcDatabase database = opened(() -> engine.open(file, readOnly, false, wait, key));
+    Path copy = null;
+    JdbcDatabase database;
     try {
-      return new Opened(database, outboxOf(engine, database));
+      database = engine.open(file, readOnly, false, wait, key);
     } catch (OutboxStorageException e) {
-      OutboxEngine.close(database);
+      if (!readOnly || !needsWritingToOpen(e, file)) {
+        throw failure(e);
+      }
+      // H2 cannot open this file without writing: its creator was stopped before its first
+      // commit finished, and H2 must roll that back. Read what the next open for writing will
+      // find, from a private copy that H2 recovers; the file itself is not written.
+      copy = privateCopy(file);
+      Path recovered = copy.resolve(file.getFileName());
+      database = opened(() -> engine.open(recovered, false, false, wait, key));
+    }
+    try {
+      JdbcOutboxStore store = copy != null
+          && JdbcOutboxStore.layout(database) != JdbcOutboxStore.Layout.OUTBOX
+          ? null // what its next open for writing finishes: no command
+          : outboxOf(engine, database);
+      return new Opened(database, store, file, copy);
+    } catch (OutboxStorageException e) {
+      new Opened(database, null, file, copy).close();
       throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage());
     }
+  }
+
+  /** The largest file read through a private copy: only a file never finished needs one. */
+  private static final long LARGEST_COPY = 16L << 20;
+
+  /**
+   * True when H2 refused a read-only open of {@code file} because it would have to write to
+   * open it (H2's error 90097), and the file is small enough to be one whose creation stopped.
+   */
+  private static boolean needsWritingToOpen(OutboxStorageException e, Path file) {
+    for (Throwable t = e; t != null; t = t.getCause()) {
+      if (t instanceof java.sql.SQLException sql && sql.getErrorCode() == 90097) {
+        try {
+          return Files.size(file) <= LARGEST_COPY;
+        } catch (java.io.IOException unreadable) {
+          return false;
+        }
+      }
+    }
+    return false;
+  }
+
+  /** A new owner-only folder holding a copy of {@code file}. */
+  private static Path privateCopy(Path file) {
+    try {
+      Path dir;
+      try {
+        dir = Files.createTempDirectory("outbox-read", PosixFilePermissions.asFileAttribute(
+            PosixFilePermissions.fromString("rwx------")));
+      } catch (UnsupportedOperationException notPosix) {
+        dir = Files.createTempDirectory("outbox-read");
+      }
+      Files.copy(file, dir.resolve(file.getFileName()));
+      return dir;
+    } catch (java.io.IOException e) {
+      throw new Cli.Failure(Cli.BAD_INPUT, "cannot read " + file + ": H2 must recover it "
+          + "before it can be read, and a private copy to recover failed: " + e.getMessage());
+    }
+  }
+
+  private static Cli.Failure failure(OutboxStorageException e) {
+    return new Cli.Failure(Cli.BAD_INPUT, e.getMessage().replace(
+        "open it with its encryption key", "open it with its encryption key (--key-file FILE)")
+        + (e.retryable() ? " (this passes: run the command again)" : ""));
   }
 
   /** Runs an open; a refused file is exit code 2 with the library's message. */
@@ -147,19 +210,22 @@ final class ExistingOutboxFile {
     try {
       return open.get();
     } catch (OutboxStorageException e) {
-      throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage().replace(
-          "open it with its encryption key", "open it with its encryption key (--key-file FILE)")
-          + (e.retryable() ? " (this passes: run the command again)" : ""));
+      throw failure(e);
     }
   }
 
   /**
    * An open outbox file and its store; closing closes the file.
    *
+   * @param database the open database: the file's, or its private copy's
    * @param store the outbox; null for a file opened read-only whose creation never finished,
    *     which holds no command ({@link #unfinished()})
+   * @param file the database file
+   * @param copy the private folder holding a recovered copy that {@code database} reads, deleted
+   *     on close; null when {@code database} is the file's own
    */
-  record Opened(JdbcDatabase database, JdbcOutboxStore store) implements AutoCloseable {
+  record Opened(JdbcDatabase database, JdbcOutboxStore store, Path file, Path copy)
+      implements AutoCloseable {
     /** True for a file whose creation never finished: it reads as an empty outbox. */
     boolean unfinished() {
       return store == null;
@@ -170,7 +236,21 @@ final class ExistingOutboxFile {
       if (Cli.memoryExhausted) {
         return; // see Cli.memoryExhausted: the process halts without closing the file
       }
-      OutboxEngine.close(database);
+      try {
+        OutboxEngine.close(database);
+      } finally {
+        if (copy != null) {
+          deleteQuietly(copy);
+        }
+      }
+    }
+
+    private static void deleteQuietly(Path dir) {
+      try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
+        files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+      } catch (java.io.IOException e) {
+        // a temporary copy left behind; the OS cleans its temporary folder
+      }
     }
   }
 }

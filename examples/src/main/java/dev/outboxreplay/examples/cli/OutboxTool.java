@@ -48,6 +48,19 @@ public final class OutboxTool implements Runnable {
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
     // the pool's warnings repeat, with a stack trace, a failure the command reports in one line
     System.setProperty("org.slf4j.simpleLogger.log.com.zaxxer.hikari", "error");
+    // A library thread (compaction, the pool's housekeeping) that runs out of memory: the
+    // command reports what it did to the file itself; the file is then left as a killed process
+    // would leave it (see Cli.memoryExhausted). Other failures keep the JVM's default report.
+    Thread.UncaughtExceptionHandler fallback = Thread.getDefaultUncaughtExceptionHandler();
+    Thread.setDefaultUncaughtExceptionHandler((thread, failure) -> {
+      if (failure instanceof OutOfMemoryError) {
+        Cli.memoryExhausted = true;
+      } else if (fallback != null) {
+        fallback.uncaughtException(thread, failure);
+      } else {
+        thread.getThreadGroup().uncaughtException(thread, failure);
+      }
+    });
     CommandLine cli = commandLine();
     // straight to the file descriptor: System.out would swallow a failed write (a full disk)
     // where checkError cannot see it
