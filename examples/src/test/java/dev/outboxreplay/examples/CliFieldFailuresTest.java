@@ -307,6 +307,17 @@ class CliFieldFailuresTest {
           .redirectOutput(db.resolveSibling("out").toFile())
           .redirectError(db.resolveSibling("err").toFile()).start());
     }
+    try {
+      checkOutOfMemoryChildren(children, dbs);
+    } finally {
+      for (Process child : children) {
+        child.destroyForcibly(); // one left spinning would eat a core for good
+      }
+    }
+  }
+
+  private static void checkOutOfMemoryChildren(List<Process> children, List<Path> dbs)
+      throws Exception {
     for (int i = 0; i < children.size(); i++) {
       Process child = children.get(i);
       // a real child JVM: bounded wait; one that spins never ends by itself

@@ -121,14 +121,7 @@ class ApplicationDataSourceTest {
         FileCompactionTest.setRetentionTimeZero(db);
         kept = FileCompactionTest.fillAndThinOut(db);
         grown = Files.size(db.file());
-        long shrunk = 0;
-        for (int i = 0; i < 100; i++) {
-          long step = db.compactFile();
-          shrunk += step;
-          if (step == 0 && i > 2) {
-            break;
-          }
-        }
+        long shrunk = FileCompactionTest.compactUntilDone(db);
         assertThat(Files.size(db.file())).as("after compactFile(), of %,d", grown)
             .isLessThan(grown / 3).isEqualTo(grown - shrunk);
         assertThat(FileCompactionTest.sumOfKeptRows(db)).isEqualTo(kept);

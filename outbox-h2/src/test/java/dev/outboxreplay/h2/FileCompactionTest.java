@@ -46,14 +46,7 @@ class FileCompactionTest {
       setRetentionTimeZero(db);
       expectedSum = fillAndThinOut(db);
       long grown = Files.size(db.file());
-      long shrunk = 0;
-      for (int i = 0; i < 100; i++) {
-        long step = db.compactFile();
-        shrunk += step;
-        if (step == 0 && i > 2) {
-          break;
-        }
-      }
+      long shrunk = compactUntilDone(db);
       long compacted = Files.size(db.file());
       System.out.printf("FileCompactionTest: %,d bytes before, %,d after (%,d reported)%n",
           grown, compacted, shrunk);
@@ -178,6 +171,19 @@ class FileCompactionTest {
   }
 
   /** Fills {@code db}, deletes most rows; returns the checksum of the rows kept. */
+  /** Calls {@code compactFile()} until it gives nothing back; the bytes it reported in all. */
+  static long compactUntilDone(H2Database db) {
+    long shrunk = 0;
+    for (int i = 0; i < 100; i++) {
+      long step = db.compactFile();
+      shrunk += step;
+      if (step == 0 && i > 2) {
+        break;
+      }
+    }
+    return shrunk;
+  }
+
   static long fillAndThinOut(H2Database db) throws Exception {
     Random random = new Random(11);
     long sum = 0;
