@@ -262,6 +262,20 @@ class CliTest {
       assertThat(missing.exit()).isEqualTo(2);
       assertThat(missing.err()).contains("cannot read --token-file");
     }
+    // the token without its tenant: 403 for every command, and replay says what to change
+    try (H2Database authedDb = H2Database.open(dir.resolve("authed-server-2"));
+        IdempotentServer authed = IdempotentServer.builder().database(authedDb)
+            .handler(NotesApplication.OPERATION, new NotesApplication(authedDb).handler())
+            .tenants(dev.outboxreplay.server.TenantResolver.bearerTokens(
+                java.util.Map.of("tok-3f9c", "shop-1"))).start()) {
+      enqueue("n3", "{\"a\":3}");
+      ToolRun wrongTenant = run("replay", "--db", db, "--url", authed.baseUrl(),
+          "--token-file", dir.resolve("token").toString(), "--until-drained", "--timeout", "30s");
+      assertThat(wrongTenant.exit()).as(wrongTenant.err()).isEqualTo(5);
+      assertThat(wrongTenant.err())
+          .contains("1 command(s) ended rejected with 403 (forbidden) for tenant 'default'")
+          .contains("give --tenant the token's tenant").doesNotContain("tok-3f9c");
+    }
     Path badTokens = Files.writeString(dir.resolve("tokens"), "# token tenant\nsecret-x\n");
     Files.setPosixFilePermissions(badTokens, PosixFilePermissions.fromString("rw----r--"));
     ToolRun serve = run("serve", "--db", dir.resolve("serve-db").toString(), "--tokens",

@@ -140,6 +140,7 @@ final class ReplayCommand implements Callable<Integer> {
         }
         AtomicInteger conflicts = new AtomicInteger();
         AtomicInteger rejected = new AtomicInteger();
+        AtomicInteger forbidden = new AtomicInteger();
         PrintWriter err = spec.commandLine().getErr();
         try (Replayer<Connection> replayer = Replayer.builder(store, transport.build())
             .session(() -> session).concurrency(concurrency).lease(lease)
@@ -152,6 +153,9 @@ final class ReplayCommand implements Callable<Integer> {
                   conflicts.incrementAndGet();
                 } else if (t.to() == Status.REJECTED) {
                   rejected.incrementAndGet();
+                  if (t.reason() == Reason.FORBIDDEN) {
+                    forbidden.incrementAndGet();
+                  }
                 }
               }
 
@@ -179,6 +183,13 @@ final class ReplayCommand implements Callable<Integer> {
               Status.countOpen(counts));
           if (Status.countOpen(counts) > 0) {
             OpenCommandsReport.print(err, store, Instant.now());
+          }
+          if (forbidden.get() > 0) {
+            err.println("replay: " + forbidden.get() + " command(s) ended rejected with 403 "
+                + "(forbidden) for tenant '" + tenant + "'" + (tokenFile != null
+                ? ": a receiver with tokens takes the tenant from the token; give --tenant the "
+                + "token's tenant, then `outbox requeue` each of them"
+                : "; `outbox requeue` each of them once the receiver lets this tenant in"));
           }
           err.flush();
           int exit = conflicts.get() + rejected.get() > 0 ? Cli.ENDED_REFUSED
