@@ -5,12 +5,10 @@ import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.Replayer;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.H2OutboxStore;
 import dev.outboxreplay.http.OkHttpTransport;
 import dev.outboxreplay.jdbc.JdbcDatabase;
 import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import dev.outboxreplay.sqlite.SqliteDatabase;
-import dev.outboxreplay.sqlite.SqliteOutboxStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -103,12 +101,10 @@ final class EngineBenchmark {
   private Round measure(Engine engine, String receiverUrl) throws Exception {
     Path dir = Files.createTempDirectory("engine-bench");
     try {
-      JdbcDatabase db = engine == Engine.H2
+      try (JdbcDatabase db = engine == Engine.H2
           ? H2Database.builder().file(dir.resolve("app")).maxPoolSize(threads + 4).build()
-          : SqliteDatabase.builder().file(dir.resolve("app")).maxPoolSize(threads + 4).build();
-      try {
-        JdbcOutboxStore store = engine == Engine.H2 ? H2OutboxStore.create((H2Database) db)
-            : SqliteOutboxStore.create((SqliteDatabase) db);
+          : SqliteDatabase.builder().file(dir.resolve("app")).maxPoolSize(threads + 4).build()) {
+        JdbcOutboxStore store = JdbcOutboxStore.create(db);
         Outbox<Connection> outbox = Outbox.builder(store).build();
         runWith(1, outbox, Math.min(500, commands / 4)); // warm-up
         long cpu0 = BenchSupport.processCpuNanos();
@@ -137,11 +133,9 @@ final class EngineBenchmark {
         if (acked != total) {
           throw new IllegalStateException(engine + ": " + acked + " of " + total + " acked");
         }
-        close(db);
+        db.close(); // the file's size once closed, as users see it (idempotent)
         return new Round(commands / seconds, cpuPerAccept, commands / threadSeconds,
             total / replaySeconds, cpuPerReplayed, (double) bytes(dir) / total);
-      } finally {
-        close(db);
       }
     } finally {
       BenchSupport.deleteTree(dir);
@@ -153,10 +147,6 @@ final class EngineBenchmark {
     try (Stream<Path> files = Files.list(dir)) {
       return files.mapToLong(f -> f.toFile().length()).sum();
     }
-  }
-
-  private static void close(JdbcDatabase db) throws Exception {
-    ((AutoCloseable) db).close();
   }
 
   private void runWith(int threadCount, Outbox<Connection> outbox, int count) throws Exception {

@@ -156,7 +156,7 @@ class FailurePointKillTest {
     void verify(NotesApplication notes) throws Exception {
       JdbcDatabase clientDb = engine.open(client);
       try {
-        JdbcOutboxStore store = engine.outbox(clientDb);
+        JdbcOutboxStore store = JdbcOutboxStore.create(clientDb);
         for (Map.Entry<CommandId, String> a : acknowledged.entrySet()) {
           assertThat(store.find(a.getKey()).map(OutboxRecord::status))
               .as("seed %d: acknowledged accept %s", seed, a.getValue())
@@ -191,7 +191,7 @@ class FailurePointKillTest {
         }
         assertThat(effects).as("seed %d: effects at the server", seed).isEqualTo(rows);
       } finally {
-        Engine.close(clientDb);
+        clientDb.close();
       }
     }
   }

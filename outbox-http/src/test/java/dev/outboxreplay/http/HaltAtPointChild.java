@@ -53,7 +53,7 @@ public final class HaltAtPointChild {
     };
     JdbcDatabase db = engine.open(file);
     try {
-      JdbcOutboxStore store = engine.outbox(db);
+      JdbcOutboxStore store = JdbcOutboxStore.create(db);
       try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
         s.execute("CREATE TABLE IF NOT EXISTS applied_answer "
             + "(command_id VARCHAR(36) PRIMARY KEY, status INT)");
@@ -87,7 +87,7 @@ public final class HaltAtPointChild {
         System.out.flush();
       }
     } finally {
-      Engine.close(db);
+      db.close();
     }
   }
 

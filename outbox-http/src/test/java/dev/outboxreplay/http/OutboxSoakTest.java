@@ -94,11 +94,11 @@ class OutboxSoakTest {
     Path clientFile = dir.resolve("client-" + engine);
     JdbcDatabase created = engine.openShared(clientFile);
     try (Connection c = created.dataSource().getConnection(); Statement s = c.createStatement()) {
-      engine.outbox(created);
+      JdbcOutboxStore.create(created);
       s.execute("CREATE TABLE applied_answer (command_id VARCHAR(36) PRIMARY KEY, "
           + "owner VARCHAR(50))");
     } finally {
-      Engine.close(created); // the children share the file among themselves
+      created.close(); // the children share the file among themselves
     }
 
     try (H2Database serverDb = H2Database.open(dir.resolve("server"))) {
@@ -262,7 +262,7 @@ class OutboxSoakTest {
 
         JdbcDatabase clientDb = engine.openShared(clientFile);
         try {
-          JdbcOutboxStore store = engine.outbox(clientDb);
+          JdbcOutboxStore store = JdbcOutboxStore.create(clientDb);
           Map<Status, Long> counts = store.countByStatus();
           long stored = counts.values().stream().mapToLong(Long::longValue).sum();
           assertThat(counts.get(Status.ACKED)).as("seed %d: %s", seed, counts).isEqualTo(stored);
@@ -303,7 +303,7 @@ class OutboxSoakTest {
                 .isEqualTo(e.getValue());
           }
         } finally {
-          Engine.close(clientDb);
+          clientDb.close();
         }
       }
     }

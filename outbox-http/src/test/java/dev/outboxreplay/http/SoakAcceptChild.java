@@ -1,6 +1,7 @@
 package dev.outboxreplay.http;
 
 import dev.outboxreplay.jdbc.JdbcDatabase;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.OutboxRecord;
@@ -47,7 +48,7 @@ public final class SoakAcceptChild {
     Engine engine = Engine.valueOf(args[3]);
     JdbcDatabase db = engine.openShared(file);
     try {
-      Outbox<Connection> outbox = Outbox.builder(engine.outbox(db)).build();
+      Outbox<Connection> outbox = Outbox.builder(JdbcOutboxStore.create(db)).build();
       System.out.println("READY");
       System.out.flush();
       stdin.start();
@@ -68,7 +69,7 @@ public final class SoakAcceptChild {
         Thread.sleep(pauseMillis);
       }
     } finally {
-      Engine.close(db);
+      db.close();
     }
     System.out.println("STOPPED");
     System.out.flush();

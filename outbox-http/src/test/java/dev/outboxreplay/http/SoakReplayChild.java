@@ -1,6 +1,7 @@
 package dev.outboxreplay.http;
 
 import dev.outboxreplay.jdbc.JdbcDatabase;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import dev.outboxreplay.Replayer;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -27,7 +28,7 @@ public final class SoakReplayChild {
     Duration lease = Duration.ofMillis(Long.parseLong(args[3]));
     Engine engine = Engine.valueOf(args[4]);
     JdbcDatabase db = engine.openShared(file);
-    try (Replayer<Connection> replayer = ReplayProcessChild.replayer(engine.outbox(db),
+    try (Replayer<Connection> replayer = ReplayProcessChild.replayer(JdbcOutboxStore.create(db),
             url, owner, lease, 1000, id -> {
               System.out.println("ACKED " + id);
               System.out.flush();
@@ -45,7 +46,7 @@ public final class SoakReplayChild {
         }
       }
     } finally {
-      Engine.close(db);
+      db.close();
     }
   }
 }

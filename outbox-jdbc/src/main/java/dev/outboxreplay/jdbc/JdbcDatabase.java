@@ -17,7 +17,14 @@ import javax.sql.DataSource;
  *
  * <p>Implementations are thread-safe.
  */
-public interface JdbcDatabase {
+public interface JdbcDatabase extends AutoCloseable {
+
+  /**
+   * Closes the file: the stores' close actions run first ({@link #beforeClose}), then the pool.
+   * Rows already committed stay on disk. Idempotent; throws no checked exception.
+   */
+  @Override
+  void close();
 
   /** Pooled connections to this file, for the stores and for the application's own tables. */
   DataSource dataSource();

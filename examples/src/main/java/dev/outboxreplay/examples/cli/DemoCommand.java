@@ -110,9 +110,9 @@ final class DemoCommand implements Callable<Integer> {
     AtomicInteger busy = new AtomicInteger();
     Path clientFile = OutboxEngine.fileOf(base.resolve("client"), engine);
 
-    JdbcDatabase client = engine.open(clientFile, false, true, Duration.ofSeconds(10), null);
-    try (H2Database serverDb = H2Database.open(base.resolve("server"))) {
-      JdbcOutboxStore store = engine.create(client);
+    try (JdbcDatabase client = engine.open(clientFile, false, true, Duration.ofSeconds(10), null);
+        H2Database serverDb = H2Database.open(base.resolve("server"))) {
+      JdbcOutboxStore store = JdbcOutboxStore.create(client);
       Outbox<Connection> outbox = Outbox.builder(store).build();
       createNotes(client);
 
@@ -187,8 +187,8 @@ final class DemoCommand implements Callable<Integer> {
         step("an inbox receives every encrypted message one to three times");
         RatchetInboxExample.Report inbox = RatchetInboxExample.run(
             ownerOnlyFolder(base.resolve("inbox")), 30,
-            p -> (JdbcDatabase & AutoCloseable) engine.open(OutboxEngine.fileOf(p, engine),
-                false, true, Duration.ofSeconds(10), null));
+            p -> engine.open(OutboxEngine.fileOf(p, engine), false, true,
+                Duration.ofSeconds(10), null));
         check(inbox.consumed() == 30 && inbox.historyRows() == 30,
             "30 messages decrypted once and stored once from " + inbox.deliveries()
                 + " deliveries");
@@ -215,8 +215,6 @@ final class DemoCommand implements Callable<Integer> {
       } finally {
         server.close();
       }
-    } finally {
-      OutboxEngine.close(client);
     }
     if (!failures.isEmpty()) {
       out.println("FAILED: " + failures);

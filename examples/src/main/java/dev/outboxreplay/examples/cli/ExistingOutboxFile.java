@@ -105,9 +105,9 @@ final class ExistingOutboxFile {
     OutboxEngine created = OutboxEngine.of(file);
     JdbcDatabase database = opened(() -> created.open(file, false, true, wait, key));
     try {
-      return new Opened(database, created.create(database), file, null);
+      return new Opened(database, JdbcOutboxStore.create(database), file, null);
     } catch (RuntimeException e) {
-      OutboxEngine.close(database);
+      database.close();
       throw e;
     }
   }
@@ -122,7 +122,7 @@ final class ExistingOutboxFile {
         && JdbcOutboxStore.layout(database) == JdbcOutboxStore.Layout.UNFINISHED) {
       return null;
     }
-    return engine.openExisting(database);
+    return JdbcOutboxStore.openExisting(database);
   }
 
   private static Opened open(Path db, boolean readOnly, Duration wait, char[] key) {
@@ -237,7 +237,7 @@ final class ExistingOutboxFile {
         return; // see Cli.memoryExhausted: the process halts without closing the file
       }
       try {
-        OutboxEngine.close(database);
+        database.close();
       } finally {
         if (copy != null) {
           deleteQuietly(copy);

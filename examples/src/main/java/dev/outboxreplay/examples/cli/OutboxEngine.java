@@ -1,12 +1,8 @@
 package dev.outboxreplay.examples.cli;
 
-import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.H2OutboxStore;
 import dev.outboxreplay.jdbc.JdbcDatabase;
-import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import dev.outboxreplay.sqlite.SqliteDatabase;
-import dev.outboxreplay.sqlite.SqliteOutboxStore;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -109,26 +105,4 @@ enum OutboxEngine {
     return builder.build();
   }
 
-  /** The outbox store on a database this engine opened for writing: created or upgraded. */
-  JdbcOutboxStore create(JdbcDatabase database) {
-    return this == SQLITE ? SqliteOutboxStore.create((SqliteDatabase) database)
-        : H2OutboxStore.create((H2Database) database);
-  }
-
-  /** The outbox the database already holds; see {@link JdbcOutboxStore#openExisting}. */
-  JdbcOutboxStore openExisting(JdbcDatabase database) {
-    return this == SQLITE ? SqliteOutboxStore.openExisting((SqliteDatabase) database)
-        : H2OutboxStore.openExisting((H2Database) database);
-  }
-
-  /** Closes a database this engine opened. */
-  static void close(JdbcDatabase database) {
-    try {
-      ((AutoCloseable) database).close();
-    } catch (OutboxStorageException | IllegalStateException e) {
-      throw e;
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
-    }
-  }
 }

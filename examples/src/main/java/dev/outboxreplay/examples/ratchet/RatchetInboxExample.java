@@ -52,15 +52,15 @@ public final class RatchetInboxExample {
    * dir.resolve("crypto")} and {@code dir.resolve("history")} (it picks the engine and the file
    * name); they are closed before this returns.
    */
-  public static <D extends JdbcDatabase & AutoCloseable> Report run(Path dir, int messages,
-      Function<Path, D> open) throws Exception {
+  public static Report run(Path dir, int messages,
+      Function<Path, ? extends JdbcDatabase> open) throws Exception {
     byte[] sharedChainKey = new byte[32];
     for (int i = 0; i < sharedChainKey.length; i++) {
       sharedChainKey[i] = (byte) (i * 7 + 3); // agreed out of band in a real protocol
     }
     String scope = "alice@laptop";
-    try (D crypto = open.apply(dir.resolve("crypto"));
-        D history = open.apply(dir.resolve("history"))) {
+    try (JdbcDatabase crypto = open.apply(dir.resolve("crypto"));
+        JdbcDatabase history = open.apply(dir.resolve("history"))) {
       try (Connection c = crypto.dataSource().getConnection()) {
         SymmetricRatchet.install(c, scope, sharedChainKey);
       }

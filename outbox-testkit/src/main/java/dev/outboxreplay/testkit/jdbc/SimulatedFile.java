@@ -14,7 +14,7 @@ import java.util.function.Supplier;
  *
  * @param <D> the engine's database type
  */
-public abstract class SimulatedFile<D extends JdbcDatabase & AutoCloseable>
+public abstract class SimulatedFile<D extends JdbcDatabase>
     implements AutoCloseable {
   private final Supplier<D> opener;
   private final String createTable;
@@ -74,11 +74,7 @@ public abstract class SimulatedFile<D extends JdbcDatabase & AutoCloseable>
   @Override
   public final void close() {
     if (db != null) {
-      try {
-        db.close();
-      } catch (Exception e) {
-        throw new IllegalStateException(e);
-      }
+      db.close();
       db = null;
     }
   }

@@ -24,7 +24,7 @@ import java.util.function.Supplier;
  *
  * @param <D> the engine's database type
  */
-public final class SimulatedInboxFile<D extends JdbcDatabase & AutoCloseable>
+public final class SimulatedInboxFile<D extends JdbcDatabase>
     extends SimulatedFile<D> implements InboxSimulation.Database<Connection> {
   private final Function<D, InboxStore<Connection>> storeOf;
   private InboxStore<Connection> store;

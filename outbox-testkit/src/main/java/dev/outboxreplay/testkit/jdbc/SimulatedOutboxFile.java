@@ -23,7 +23,7 @@ import java.util.function.Supplier;
  *
  * @param <D> the engine's database type
  */
-public final class SimulatedOutboxFile<D extends JdbcDatabase & AutoCloseable>
+public final class SimulatedOutboxFile<D extends JdbcDatabase>
     extends SimulatedFile<D> implements OutboxSimulation.Database<Connection> {
   private final Function<D, OutboxStore<Connection>> storeOf;
   private OutboxStore<Connection> store;
