@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxreplay.FailurePoint;
 import dev.outboxreplay.testkit.Seeds;
-import dev.outboxreplay.testkit.sim.Choices;
 import dev.outboxreplay.testkit.sim.InboxSimulation;
 import dev.outboxreplay.testkit.sim.OutboxSimulation;
+import dev.outboxreplay.testkit.sim.Schedules;
 import dev.outboxreplay.testkit.sim.SimulationStats;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -28,18 +28,11 @@ class OutboxSimulationTest {
   void everyScheduleKeepsTheInvariants() {
     long seed = Seeds.seed("sim.seed", "OutboxSimulationTest");
     int schedules = Integer.getInteger("sim.schedules", 300);
-    SimulationStats total = new SimulationStats();
+    SimulationStats total;
     long started = System.nanoTime();
     try (var database = H2SimulatedFiles.outbox(dir.resolve("simulated"))) {
-      for (int i = 0; i < schedules; i++) {
-        long scheduleSeed = seed + i;
-        try {
-          total.add(OutboxSimulation.run(Choices.seeded(scheduleSeed), database, STEPS));
-        } catch (AssertionError e) {
-          throw new AssertionError("schedule seed " + scheduleSeed + " (rerun it alone with "
-              + "-Dsim.seed=" + scheduleSeed + " -Dsim.schedules=1): " + e.getMessage(), e);
-        }
-      }
+      total = Schedules.run(seed, schedules, "sim.seed",
+          choices -> OutboxSimulation.run(choices, database, STEPS));
     }
     System.out.printf("OutboxSimulationTest: %d schedules in %d ms: %s%n", schedules,
         (System.nanoTime() - started) / 1_000_000, total);
@@ -70,18 +63,10 @@ class OutboxSimulationTest {
   void everyInboxScheduleConsumesOnceAndProjectsWhatWasConsumed() {
     long seed = Seeds.seed("sim.inbox.seed", "OutboxSimulationTest inbox");
     int schedules = Integer.getInteger("sim.schedules", 100);
-    SimulationStats total = new SimulationStats();
+    SimulationStats total;
     try (var database = H2SimulatedFiles.inbox(dir.resolve("inbox"))) {
-      for (int i = 0; i < schedules; i++) {
-        long scheduleSeed = seed + i;
-        try {
-          total.add(InboxSimulation.run(Choices.seeded(scheduleSeed), database, 30));
-        } catch (AssertionError e) {
-          throw new AssertionError("inbox schedule seed " + scheduleSeed + " (rerun it alone "
-              + "with -Dsim.inbox.seed=" + scheduleSeed + " -Dsim.schedules=1): "
-              + e.getMessage(), e);
-        }
-      }
+      total = Schedules.run(seed, schedules, "sim.inbox.seed",
+          choices -> InboxSimulation.run(choices, database, 30));
     }
     System.out.printf("OutboxSimulationTest inbox: %d schedules: %s%n", schedules, total);
     if (schedules >= 50) {

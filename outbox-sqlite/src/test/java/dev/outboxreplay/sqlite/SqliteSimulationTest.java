@@ -6,9 +6,9 @@ import dev.outboxreplay.FailurePoint;
 import dev.outboxreplay.testkit.Seeds;
 import dev.outboxreplay.testkit.jdbc.SimulatedInboxFile;
 import dev.outboxreplay.testkit.jdbc.SimulatedOutboxFile;
-import dev.outboxreplay.testkit.sim.Choices;
 import dev.outboxreplay.testkit.sim.InboxSimulation;
 import dev.outboxreplay.testkit.sim.OutboxSimulation;
+import dev.outboxreplay.testkit.sim.Schedules;
 import dev.outboxreplay.testkit.sim.SimulationStats;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
@@ -30,21 +30,14 @@ class SqliteSimulationTest {
   void everyScheduleKeepsTheInvariants() {
     long seed = Seeds.seed("sim.seed", "SqliteSimulationTest");
     int schedules = Integer.getInteger("sim.schedules", 300);
-    SimulationStats total = new SimulationStats();
+    SimulationStats total;
     long started = System.nanoTime();
     try (SimulatedOutboxFile<SqliteDatabase> database = new SimulatedOutboxFile<>(
         () -> SqliteDatabase.open(dir.resolve("simulated")),
         "CREATE TABLE IF NOT EXISTS sim_applied (n INTEGER PRIMARY KEY AUTOINCREMENT, "
             + "command_id TEXT NOT NULL)", SqliteOutboxStore::create)) {
-      for (int i = 0; i < schedules; i++) {
-        long scheduleSeed = seed + i;
-        try {
-          total.add(OutboxSimulation.run(Choices.seeded(scheduleSeed), database, STEPS));
-        } catch (AssertionError e) {
-          throw new AssertionError("schedule seed " + scheduleSeed + " (rerun it alone with "
-              + "-Dsim.seed=" + scheduleSeed + " -Dsim.schedules=1): " + e.getMessage(), e);
-        }
-      }
+      total = Schedules.run(seed, schedules, "sim.seed",
+          choices -> OutboxSimulation.run(choices, database, STEPS));
     }
     System.out.printf("SqliteSimulationTest: %d schedules in %d ms: %s%n", schedules,
         (System.nanoTime() - started) / 1_000_000, total);
@@ -65,21 +58,13 @@ class SqliteSimulationTest {
   void everyInboxScheduleConsumesOnceAndProjectsWhatWasConsumed() {
     long seed = Seeds.seed("sim.inbox.seed", "SqliteSimulationTest inbox");
     int schedules = Integer.getInteger("sim.schedules", 100);
-    SimulationStats total = new SimulationStats();
+    SimulationStats total;
     try (SimulatedInboxFile<SqliteDatabase> database = new SimulatedInboxFile<>(
         () -> SqliteDatabase.open(dir.resolve("inbox")),
         "CREATE TABLE IF NOT EXISTS sim_consumed (seq INTEGER PRIMARY KEY AUTOINCREMENT, "
             + "message_id TEXT NOT NULL, bytes BLOB NOT NULL)", SqliteInboxStore::create)) {
-      for (int i = 0; i < schedules; i++) {
-        long scheduleSeed = seed + i;
-        try {
-          total.add(InboxSimulation.run(Choices.seeded(scheduleSeed), database, 30));
-        } catch (AssertionError e) {
-          throw new AssertionError("inbox schedule seed " + scheduleSeed + " (rerun it alone "
-              + "with -Dsim.inbox.seed=" + scheduleSeed + " -Dsim.schedules=1): "
-              + e.getMessage(), e);
-        }
-      }
+      total = Schedules.run(seed, schedules, "sim.inbox.seed",
+          choices -> InboxSimulation.run(choices, database, 30));
     }
     System.out.printf("SqliteSimulationTest inbox: %d schedules: %s%n", schedules, total);
     if (schedules >= 50) {

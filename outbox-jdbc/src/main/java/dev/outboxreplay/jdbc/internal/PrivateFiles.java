@@ -1,4 +1,4 @@
-package dev.outboxreplay.h2.internal;
+package dev.outboxreplay.jdbc.internal;
 
 import java.io.IOException;
 import java.nio.file.FileSystems;
@@ -37,6 +37,11 @@ public final class PrivateFiles {
         Files.createDirectory(dir);
       }
     }
+  }
+
+  /** Whether this file system has POSIX permissions (not on Windows). */
+  public static boolean posix() {
+    return POSIX;
   }
 
   /** Makes {@code file} readable and writable by its owner only, if it exists. */

@@ -1,12 +1,12 @@
 package dev.outboxreplay.sqlite.internal;
 
 import dev.outboxreplay.OutboxStorageException;
+import dev.outboxreplay.jdbc.internal.PrivateFiles;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.FileAlreadyExistsException;
-import java.nio.file.FileSystems;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
@@ -15,9 +15,7 @@ import java.sql.Connection;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
-import java.util.ArrayDeque;
 import java.util.Arrays;
-import java.util.Deque;
 import java.util.concurrent.ThreadLocalRandom;
 import org.sqlite.SQLiteConfig;
 
@@ -34,8 +32,6 @@ public final class SqliteFile {
   /** The first 16 bytes of every SQLite database. */
   private static final byte[] MAGIC = "SQLite format 3\0".getBytes(StandardCharsets.US_ASCII);
   private static final int APPLICATION_ID_OFFSET = 68;
-  private static final boolean POSIX =
-      FileSystems.getDefault().supportedFileAttributeViews().contains("posix");
 
   /**
    * What the look found.
@@ -92,8 +88,8 @@ public final class SqliteFile {
     Path making = folder.resolve("." + file.getFileName() + "."
         + Long.toHexString(ThreadLocalRandom.current().nextLong() >>> 1) + ".creating");
     try {
-      createParents(file);
-      if (POSIX) {
+      PrivateFiles.createParents(file);
+      if (PrivateFiles.posix()) {
         Files.createFile(making, PosixFilePermissions.asFileAttribute(
             PosixFilePermissions.fromString("rw-------")));
       } else {
@@ -224,17 +220,8 @@ public final class SqliteFile {
 
   /** Makes the file and its {@code -wal} and {@code -shm} owner-only, where they exist. */
   public static void restrictToOwner(Path file) {
-    if (!POSIX) {
-      return;
-    }
     for (Path p : new Path[] {file, sidecar(file, "-wal"), sidecar(file, "-shm")}) {
-      try {
-        if (Files.exists(p)) {
-          Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rw-------"));
-        }
-      } catch (IOException | SecurityException e) {
-        // another user's file: the permissions its owner gave it stay
-      }
+      PrivateFiles.restrictToOwner(p);
     }
   }
 
@@ -255,19 +242,4 @@ public final class SqliteFile {
     return file.resolveSibling(file.getFileName() + suffix);
   }
 
-  /** Creates the missing folders above {@code file}, each owner-only. */
-  private static void createParents(Path file) throws IOException {
-    Deque<Path> missing = new ArrayDeque<>();
-    for (Path dir = file.getParent(); dir != null && !Files.exists(dir); dir = dir.getParent()) {
-      missing.push(dir);
-    }
-    for (Path dir : missing) {
-      if (POSIX) {
-        Files.createDirectory(dir, PosixFilePermissions.asFileAttribute(
-            PosixFilePermissions.fromString("rwx------")));
-      } else {
-        Files.createDirectory(dir);
-      }
-    }
-  }
 }

@@ -2,6 +2,7 @@ package dev.outboxreplay.testkit.jdbc;
 
 import dev.outboxreplay.InboxStore;
 import dev.outboxreplay.jdbc.JdbcDatabase;
+import dev.outboxreplay.jdbc.JdbcInboxStore;
 import dev.outboxreplay.testkit.InboxStoreContract;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -11,21 +12,15 @@ import java.sql.SQLException;
 import java.sql.Statement;
 
 /**
- * {@link InboxStoreContract} for a store on a {@link JdbcDatabase}: the consumer's effect is a
- * row of table {@code effect} in the same database, written in the consume transaction. A
- * module subclasses it with how to open its database and create its store.
- *
- * @param <D> the engine's database
+ * {@link InboxStoreContract} for a {@link JdbcInboxStore}: the consumer's effect is a row of
+ * table {@code effect} in the same database, written in the consume transaction. A module
+ * subclasses it with how to open its database.
  */
-public abstract class JdbcInboxStoreContract<D extends JdbcDatabase & AutoCloseable>
-    extends InboxStoreContract<Connection> {
-  private D database;
+public abstract class JdbcInboxStoreContract extends InboxStoreContract<Connection> {
+  private JdbcDatabase database;
 
   /** Opens (or reopens) the database file {@code file}. */
-  protected abstract D openDatabase(Path file);
-
-  /** The engine's inbox store on {@code database}. */
-  protected abstract InboxStore<Connection> createStore(D database);
+  protected abstract JdbcDatabase openDatabase(Path file);
 
   @Override
   protected final InboxStore<Connection> openStore(Path directory) {
@@ -35,17 +30,13 @@ public abstract class JdbcInboxStoreContract<D extends JdbcDatabase & AutoClosea
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }
-    return createStore(database);
+    return JdbcInboxStore.create(database);
   }
 
   @Override
   protected final void closeStore(InboxStore<Connection> store) {
     store.close();
-    try {
-      database.close();
-    } catch (Exception e) {
-      throw new IllegalStateException(e);
-    }
+    database.close();
   }
 
   @Override
