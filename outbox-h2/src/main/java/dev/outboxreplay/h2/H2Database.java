@@ -166,6 +166,9 @@ public final class H2Database implements JdbcDatabase, AutoCloseable {
         journal.undoAfter(e);
       }
       FileCheck.closedHere(dataFile(file));
+      if (readOnly && H2Errors.isReadOnlyRefusal(e)) {
+        FileCheck.releaseLockLeftByRefusedOpen(dataFile(file), Duration.ofSeconds(5));
+      }
       throw e instanceof OutboxStorageException refused && H2Errors.isLockedByAnother(refused)
           ? H2Errors.lockedBy(dataFile(file), refused) : e;
     } finally {

@@ -134,6 +134,9 @@ final class ExistingOutboxFile {
       throw new Cli.Failure(Cli.BAD_INPUT, "cannot read " + file);
     }
     OutboxEngine engine = OutboxEngine.of(file);
+    if (readOnly && engine == OutboxEngine.H2 && madeByAKilledFirstOpen(file)) {
+      return new Opened(null, null, file, null); // holds no command; the next write starts it
+    }
     Path copy = null;
     JdbcDatabase database;
     try {
@@ -158,6 +161,25 @@ final class ExistingOutboxFile {
     } catch (OutboxStorageException e) {
       new Opened(database, null, file, copy).close();
       throw new Cli.Failure(Cli.BAD_INPUT, e.getMessage());
+    }
+  }
+
+  /**
+   * True for an empty H2 file with H2's lock file beside it: H2 made both and its creator was
+   * stopped before H2 wrote a byte (a live creator that has not written yet holds no command
+   * either). An empty file without a lock file is someone else's and is refused.
+   */
+  private static boolean madeByAKilledFirstOpen(Path file) {
+    String name = file.getFileName().toString();
+    if (!name.endsWith(".mv.db")) {
+      return false;
+    }
+    Path lock = file.resolveSibling(name.substring(0, name.length() - ".mv.db".length())
+        + ".lock.db");
+    try {
+      return Files.size(file) == 0 && Files.exists(lock);
+    } catch (java.io.IOException e) {
+      return false;
     }
   }
 
@@ -233,8 +255,8 @@ final class ExistingOutboxFile {
 
     @Override
     public void close() {
-      if (Cli.memoryExhausted) {
-        return; // see Cli.memoryExhausted: the process halts without closing the file
+      if (Cli.memoryExhausted || database == null) {
+        return; // memoryExhausted: the process halts without closing the file (see Cli)
       }
       try {
         database.close();

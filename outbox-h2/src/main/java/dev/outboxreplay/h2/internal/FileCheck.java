@@ -9,7 +9,9 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Map;
+import java.time.Duration;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.locks.LockSupport;
 import org.h2.mvstore.DataUtils;
 import org.h2.mvstore.MVStore;
 import org.h2.mvstore.MVStoreException;
@@ -108,6 +110,11 @@ public final class FileCheck {
       throw new OutboxStorageException("cannot open database file " + file + ": " + e, e);
     }
     if (size == 0) {
+      if (repairHeader && LockOwner.of(file).state() == LockOwner.State.GONE) {
+        // H2 made the file and its creator was killed before H2 wrote a byte: the lock file
+        // beside it names a process that is gone. Nothing to lose; H2 starts it as new.
+        return false;
+      }
       throw new OutboxStorageException("cannot open database file " + file
           + ": it is empty (0 bytes), so it is not an H2 database; it was left untouched (move "
           + "it away to start a new one)");
@@ -175,6 +182,34 @@ public final class FileCheck {
       return true;
     }
     return lockedByAnotherProcess(file);
+  }
+
+  /**
+   * After a read-only open that H2 refused with "The database is read only" (90097): H2 2.5.252
+   * leaves the file's channel open then, so this JVM holds a lock on the file and every later
+   * open here finds the file in use, until the channel is collected and closed. Asks the
+   * collector for it, for up to {@code bound}; returns once the lock is gone.
+   */
+  public static void releaseLockLeftByRefusedOpen(Path file, Duration bound) {
+    long deadline = System.nanoTime() + bound.toNanos();
+    while (lockedInThisJvm(file) && System.nanoTime() < deadline) {
+      System.gc();
+      LockSupport.parkNanos(Duration.ofMillis(20).toNanos());
+    }
+  }
+
+  private static boolean lockedInThisJvm(Path file) {
+    try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {
+      FileLock lock = channel.tryLock(0L, Long.MAX_VALUE, true);
+      if (lock != null) {
+        lock.release();
+      }
+      return false;
+    } catch (OverlappingFileLockException e) {
+      return true;
+    } catch (IOException e) {
+      return false;
+    }
   }
 
   /**

@@ -10,6 +10,8 @@ public final class H2Errors {
   /** H2: unique index or primary key violated. */
   public static final String UNIQUE_VIOLATION_STATE = "23505";
   private static final int DATABASE_ALREADY_OPEN = 90020;
+  /** H2's "The database is read only": a read-only open that H2 could finish only by writing. */
+  private static final int DATABASE_IS_READ_ONLY = 90097;
   private static final int FILE_CORRUPTED = 90030;
   private static final int FILE_VERSION_ERROR = 90048;
   private static final int DATABASE_NOT_FOUND = 90146;
@@ -80,6 +82,12 @@ public final class H2Errors {
     };
     return new OutboxStorageException("cannot open database file " + file + ": " + reason,
         failure.getCause(), owner.state() != LockOwner.State.HELD || failure.retryable());
+  }
+
+  /** True when {@code failure} (or a cause) is H2's "The database is read only" (90097). */
+  public static boolean isReadOnlyRefusal(Throwable failure) {
+    SQLException sql = findSqlException(failure);
+    return sql != null && sql.getErrorCode() == DATABASE_IS_READ_ONLY;
   }
 
   /**
