@@ -5,6 +5,8 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.List;
+import java.util.Optional;
+import java.util.Set;
 import java.util.UUID;
 import javax.sql.DataSource;
 
@@ -89,6 +91,32 @@ public interface Dialect {
    * they ran in the lock's transaction.
    */
   MigrationLock lockMigrations(DataSource dataSource, Connection steps) throws SQLException;
+
+  /**
+   * The table whose rows a table named {@code name} holds when it is a copy the engine made to
+   * rebuild that table in several commits, empty for any other name. H2 runs {@code ALTER TABLE
+   * ... ADD COLUMN} and {@code DROP COLUMN} as: make {@code NAME_COPY_s_n}, copy the rows, drop
+   * {@code NAME}, rename the copy; a process killed in between leaves the copy behind, with or
+   * without {@code NAME}. Engines whose schema changes are transactional leave no such copy.
+   */
+  default Optional<String> rebuiltTable(String name) {
+    return Optional.empty();
+  }
+
+  /**
+   * Finishes what interrupted rebuilds of {@code tables} left (see {@link #rebuiltTable}): a copy
+   * whose table is gone takes the table's name back, with its indexes and constraints; a copy
+   * beside its table (the process was killed before the drop, so the table holds every row) is
+   * dropped. Runs on {@code steps} under the migration lock, before any step, so no rebuild is
+   * under way. Does nothing where the engine leaves no copies.
+   *
+   * @throws dev.outboxreplay.OutboxStorageException when more than one copy of a table that is
+   *     gone is left and nothing tells which one is the table; nothing is changed then
+   */
+  default void finishInterruptedRebuilds(Connection steps, Set<String> tables)
+      throws SQLException {
+    // nothing to finish
+  }
 
   /** The file's migration lock, held until closed. */
   interface MigrationLock extends AutoCloseable {

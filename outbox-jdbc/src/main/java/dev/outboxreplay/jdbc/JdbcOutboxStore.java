@@ -29,6 +29,7 @@ import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -169,55 +170,71 @@ public class JdbcOutboxStore implements OutboxStore<Connection> {
     if (installed > latest) {
       return Layout.NEWER;
     }
-    try (Connection c = database.dataSource().getConnection();
-        Statement s = c.createStatement()) {
+    Dialect dialect = database.dialect();
+    try (Connection c = database.dataSource().getConnection()) {
+      Map<String, String> tables = tables(c, dialect);
       if (installed == 0) {
-        return onlyTheLibrarysTables(c) ? Layout.UNFINISHED : Layout.NO_OUTBOX;
+        boolean onlyTheLibrarys = tables.values().stream()
+            .allMatch(OutboxTables.LIBRARY_TABLES::contains);
+        return onlyTheLibrarys && commandRows(c, tables, database, installed) == 0
+            ? Layout.UNFINISHED : Layout.NO_OUTBOX;
       }
       if (installed == latest) {
         return Layout.OUTBOX;
       }
-      try (ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM outbox_command")) {
-        rs.next();
-        return rs.getLong(1) == 0 ? Layout.UNFINISHED : Layout.OUTBOX;
-      }
+      return commandRows(c, tables, database, installed) == 0 ? Layout.UNFINISHED : Layout.OUTBOX;
     } catch (SQLException e) {
       throw database.onStatement("reading the outbox layout", e);
     }
   }
 
-  /** The tables the library makes, in any layout: a file of these only is the library's. */
-  private static final Set<String> LIBRARY_TABLES = Set.of("outbox_schema_history",
-      "outbox_schema_lock", "outbox_command", "outbox_audit", "outbox_fencing", "inbox_message");
-
   /**
-   * True when the file holds no table but the library's own and no command: an engine that
-   * commits each DDL statement by itself (H2) can leave a migration's first tables made and none
-   * of it recorded.
+   * The file's tables, each with the lower-case name of the table it is or, for a copy an
+   * interrupted rebuild left ({@link Dialect#rebuiltTable}), the table it holds the rows of. An
+   * engine that commits each DDL statement by itself (H2) can leave a migration's first tables
+   * made and none of it recorded, or a table's rows under its copy's name.
    */
-  private static boolean onlyTheLibrarysTables(Connection c) throws SQLException {
-    boolean commandTable = false;
-    try (ResultSet tables = c.getMetaData().getTables(null, null, "%", new String[] {"TABLE"})) {
-      while (tables.next()) {
-        String schema = tables.getString("TABLE_SCHEM");
-        String name = tables.getString("TABLE_NAME").toLowerCase(Locale.ROOT);
-        if ("INFORMATION_SCHEMA".equalsIgnoreCase(schema) || name.startsWith("sqlite_")) {
+  private static Map<String, String> tables(Connection c, Dialect dialect) throws SQLException {
+    Map<String, String> tables = new LinkedHashMap<>();
+    try (ResultSet rs = c.getMetaData().getTables(null, null, "%", new String[] {"TABLE"})) {
+      while (rs.next()) {
+        String schema = rs.getString("TABLE_SCHEM");
+        String name = rs.getString("TABLE_NAME");
+        if ("INFORMATION_SCHEMA".equalsIgnoreCase(schema)
+            || name.toLowerCase(Locale.ROOT).startsWith("sqlite_")) {
           continue;
         }
-        if (!LIBRARY_TABLES.contains(name)) {
-          return false;
-        }
-        commandTable |= name.equals("outbox_command");
+        tables.put(name, dialect.rebuiltTable(name).orElse(name).toLowerCase(Locale.ROOT));
       }
     }
-    if (!commandTable) {
-      return true;
+    return tables;
+  }
+
+  /**
+   * The commands the file holds, read from {@code outbox_command} or, when an interrupted rebuild
+   * left its rows under a copy's name, from the fullest copy; 0 when neither was made yet.
+   */
+  private static long commandRows(Connection c, Map<String, String> tables,
+      JdbcDatabase database, int installed) throws SQLException {
+    long rows = 0;
+    boolean seen = false;
+    for (Map.Entry<String, String> table : tables.entrySet()) {
+      if (!table.getValue().equals("outbox_command")) {
+        continue;
+      }
+      seen = true;
+      try (Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM \"" + table.getKey() + "\"")) {
+        rs.next();
+        rows = Math.max(rows, rs.getLong(1));
+      }
     }
-    try (Statement s = c.createStatement();
-        ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM outbox_command")) {
-      rs.next();
-      return rs.getLong(1) == 0;
+    if (!seen && installed > 0) {
+      throw new OutboxStorageException("cannot read outbox database " + database.file()
+          + ": its layout version is " + installed + " but it has no outbox_command table; "
+          + "something other than this library changed it");
     }
+    return rows;
   }
 
   /** The database this store writes to. */

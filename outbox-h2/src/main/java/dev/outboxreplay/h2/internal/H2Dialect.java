@@ -8,6 +8,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -103,6 +104,17 @@ public final class H2Dialect implements Dialect {
   @Override
   public boolean isConcurrentSchemaChange(SQLException e) {
     return H2Errors.isRetryable(e) || CONCURRENT_DDL.contains(e.getErrorCode());
+  }
+
+  @Override
+  public Optional<String> rebuiltTable(String name) {
+    return InterruptedRebuilds.rebuiltTable(name);
+  }
+
+  @Override
+  public void finishInterruptedRebuilds(Connection steps, Set<String> tables)
+      throws SQLException {
+    InterruptedRebuilds.finish(steps, tables);
   }
 
   /**

@@ -25,6 +25,10 @@ public final class OutboxTables {
   public static final String COMPONENT = "outbox";
   /** Component name of the inbox table in {@code outbox_schema_history}. */
   public static final String INBOX_COMPONENT = "inbox";
+  /** The tables the library makes, in any layout and either component, in lower case. */
+  public static final java.util.Set<String> LIBRARY_TABLES = java.util.Set.of(
+      "outbox_schema_history", "outbox_schema_lock", "outbox_command", "outbox_audit",
+      "outbox_fencing", "inbox_message");
   /** Format version written into each row's {@code schema_version}. */
   public static final int ROW_FORMAT = 1;
 

@@ -68,6 +68,8 @@ public final class SchemaMigrator {
       try (Dialect.MigrationLock lock = dialect.lockMigrations(dataSource, c)) {
         // what another process migrated while this one waited for the lock
         current = checkedVersion(c, file, component, latest);
+        // a step a killed process was running may have left a table under its copy's name
+        dialect.finishInterruptedRebuilds(c, OutboxTables.LIBRARY_TABLES);
         for (Migration step : steps) {
           if (step.version() <= current) {
             continue;
