@@ -49,6 +49,43 @@ class ReadmeExamplesTest {
   }
 
   @Test
+  void theBuildSnippetsNameThisVersionAndOnlyArtifactsTheBomManages() throws Exception {
+    String version = System.getProperty("project.version");
+    assertThat(version).as("project.version from the build").isNotBlank();
+    List<String> xml = blocks(Files.readAllLines(README), "```xml", "```");
+    List<String> kotlin = blocks(Files.readAllLines(README), "```kotlin", "```");
+    assertThat(xml).hasSize(1);
+    assertThat(kotlin).hasSize(1);
+    assertThat(xml.get(0)).contains("<artifactId>outbox-bom</artifactId>\n      <version>"
+        + version + "</version>");
+    assertThat(kotlin.get(0)).contains("platform(\"dev.outboxreplay:outbox-bom:" + version + "\")");
+    String bom = Files.readString(Path.of("..", "outbox-bom", "pom.xml"));
+    List<String> named = new ArrayList<>();
+    java.util.regex.Matcher m = java.util.regex.Pattern
+        .compile("<artifactId>(outbox-[a-z0-9-]+)</artifactId>").matcher(xml.get(0));
+    while (m.find()) {
+      named.add(m.group(1));
+    }
+    m = java.util.regex.Pattern.compile("\"dev\\.outboxreplay:(outbox-[a-z0-9-]+)\"")
+        .matcher(kotlin.get(0));
+    while (m.find()) {
+      named.add(m.group(1));
+    }
+    m = java.util.regex.Pattern.compile("^\\| `(outbox-[a-z0-9-]+)`", java.util.regex.Pattern.MULTILINE)
+        .matcher(Files.readString(README));
+    while (m.find()) {
+      named.add(m.group(1));
+    }
+    assertThat(named).as("artifacts the README names").contains("outbox-h2", "outbox-http", "outbox-sqlite");
+    for (String artifact : named) {
+      if (!artifact.equals("outbox-bom")) {
+        assertThat(bom).as("the BOM manages %s", artifact)
+            .contains("<artifactId>" + artifact + "</artifactId>");
+      }
+    }
+  }
+
+  @Test
   void quickStartCommitsTheNoteAndItsCommandTogetherAndReplayDeliversIt() throws Exception {
     Path app = dir.resolve("app");
     OutboxRecord queued = ReadmeExamples.quickStart(app);

@@ -9,8 +9,8 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** The {@code outbox} command-line tool: {@code java -jar examples/target/outbox.jar --help}. */
-@Command(name = "outbox", mixinStandardHelpOptions = true, version = "outbox 0.1.0",
-    description = "Durable client outbox on an embedded H2 database.",
+@Command(name = "outbox", mixinStandardHelpOptions = true, versionProvider = OutboxTool.Version.class,
+    description = "Durable client outbox on an embedded database (SQLite or H2).",
     subcommands = {DemoCommand.class, EnqueueCommand.class, ReplayCommand.class,
         StatusCommand.class, ListCommand.class, ExportCommand.class, RequeueCommand.class,
         CompactCommand.class, ServeCommand.class})
@@ -74,5 +74,20 @@ public final class OutboxTool implements Runnable {
       Runtime.getRuntime().halt(exit); // no shutdown hooks: H2's would close the file
     }
     System.exit(exit);
+  }
+
+  /** The tool's version, {@code outbox X.Y.Z}, from the build's {@code version.properties}. */
+  static final class Version implements CommandLine.IVersionProvider {
+    @Override
+    public String[] getVersion() throws java.io.IOException {
+      java.util.Properties p = new java.util.Properties();
+      try (java.io.InputStream in = OutboxTool.class.getResourceAsStream("version.properties")) {
+        if (in == null) {
+          throw new java.io.IOException("version.properties is missing from the tool's jar");
+        }
+        p.load(in);
+      }
+      return new String[] {"outbox " + p.getProperty("version")};
+    }
   }
 }
