@@ -1,13 +1,28 @@
 package dev.outboxreplay;
 
 import java.time.Instant;
+import java.util.List;
+import java.util.Objects;
 
 /**
  * Observes the replayer. Methods have no-op defaults; {@link #NONE} observes nothing. Called on
- * replayer threads: return quickly and never throw.
+ * replayer threads: return quickly and never throw. A replayer takes several ({@link
+ * ReplayerBuilder#listener} adds one each time; {@link #all} joins them elsewhere).
  */
 public interface OutboxListener {
   OutboxListener NONE = new OutboxListener() {};
+
+  /**
+   * One listener that reports each event to {@code listeners}, in their order, on the calling
+   * thread. One that throws is logged at WARN and the rest are still called; nothing is thrown
+   * to the replayer. For metrics and a UI status line on one replayer, for example.
+   *
+   * @throws NullPointerException when {@code listeners} or one of them is null
+   */
+  static OutboxListener all(List<? extends OutboxListener> listeners) {
+    List<OutboxListener> each = List.copyOf(Objects.requireNonNull(listeners, "listeners == null"));
+    return each.size() == 1 ? each.get(0) : new dev.outboxreplay.internal.Listeners(each);
+  }
 
   /**
    * A row changed status (claims and lease recoveries included). The replayer reports every

@@ -42,6 +42,7 @@ public final class ReplayerBuilder<T> {
   Duration deleteTombstonesAfter;
   Duration idleLookInterval = DEFAULT_IDLE_LOOK_INTERVAL;
   OutboxListener listener = OutboxListener.NONE;
+  private final java.util.List<OutboxListener> listeners = new java.util.ArrayList<>();
   FailureInjector failures = FailureInjector.NONE;
   ConnectivityMonitor connectivity = ConnectivityMonitor.NONE;
 
@@ -168,8 +169,14 @@ public final class ReplayerBuilder<T> {
     return this;
   }
 
+  /**
+   * Adds a listener. Each call adds one more (metrics and a UI status line, say); every event
+   * goes to each in the order added, on the replayer's thread, and one that throws is logged and
+   * does not keep the event from the others (see {@link OutboxListener#all}). Default: none.
+   */
   public ReplayerBuilder<T> listener(OutboxListener listener) {
-    this.listener = Objects.requireNonNull(listener, "listener == null");
+    listeners.add(Objects.requireNonNull(listener, "listener == null"));
+    this.listener = OutboxListener.all(listeners);
     return this;
   }
 

@@ -46,7 +46,7 @@ final class ReadmeExamples {
 
   static OutboxRecord quickStart(Path file) throws SQLException {
     // README:begin
-    // file: where the database lives, for example Path.of("data/app")
+    // file: where the database lives, e.g. DataFolder.forApplication("Notes").resolve("outbox")
     OutboxRecord queued;
     try (H2Database db = H2Database.open(file)) {                  // WRITE_DELAY=0, pooled
       Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(db)).build();
