@@ -6,6 +6,7 @@ import dev.outboxreplay.internal.replay.ReplayGate;
 import dev.outboxreplay.internal.replay.ReplayPass;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Map;
 import java.time.Instant;
 import java.util.NoSuchElementException;
 import java.util.Optional;
@@ -212,6 +213,23 @@ public final class Replayer<T> implements AutoCloseable {
     return awaitUntil(timeout, () -> store.nextDueAt().isEmpty()
         && Status.countOpen(store.countByStatus()) == 0 ? Optional.of(true) : Optional.empty())
         .isPresent();
+  }
+
+  /**
+   * The outbox's health now, for a status line or a health check: open commands, the oldest
+   * one's age, why replay holds (if it does) and how many ended commands need the user's
+   * attention. Reads the store (two cheap queries); any thread, also before {@link #start()}.
+   *
+   * @throws OutboxStorageException when the store cannot be read
+   */
+  public OutboxHealth health() {
+    Map<Status, Long> counts = store.countByStatus();
+    long open = Status.countOpen(counts);
+    Optional<Instant> oldest = open == 0 ? Optional.empty() : store.oldestOpenAcceptedAt();
+    long needsAttention = counts.getOrDefault(Status.CONFLICT, 0L)
+        + counts.getOrDefault(Status.REJECTED, 0L);
+    return new OutboxHealth(counts, open, oldest, Optional.ofNullable(gate.paused()),
+        needsAttention, clock.instant());
   }
 
   /**
