@@ -10,6 +10,7 @@ import java.util.Map;
 import java.time.Instant;
 import java.util.NoSuchElementException;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
@@ -272,6 +273,38 @@ public final class Replayer<T> implements AutoCloseable {
         requestPass(); // coalesces with a pass already queued; an offline hold still holds
       }
     }
+  }
+
+  /**
+   * Starts {@link #close()} on a thread of its own and returns at once, for a UI thread that must
+   * not wait for a request in flight (close can wait up to 30 s for the running pass and as long
+   * again for its senders). When this returns no new pass starts; the future completes when
+   * {@code close()} has returned: the running pass ended and the senders stopped. Rows a pass
+   * did not finish stay durable and their leases expire as after a kill. Calling it again, or
+   * {@code close()}, after it is harmless.
+   *
+   * @return completes normally once closed; never completes exceptionally
+   */
+  public CompletableFuture<Void> closeAsync() {
+    closed = true;
+    synchronized (this) {
+      if (timer != null) {
+        timer.cancel(false);
+      }
+    }
+    CompletableFuture<Void> done = new CompletableFuture<>();
+    Thread closer = new Thread(() -> {
+      try {
+        close();
+      } catch (RuntimeException e) {
+        LOG.warn("closing the replayer failed", e);
+      } finally {
+        done.complete(null);
+      }
+    }, "outbox-replayer-close");
+    closer.setDaemon(true);
+    closer.start();
+    return done;
   }
 
   /**
