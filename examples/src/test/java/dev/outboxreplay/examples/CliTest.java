@@ -257,20 +257,29 @@ class CliTest {
           + " can be read by other local users (rw-r-----)").doesNotContain("tok-3f9c");
       assertThat(count("acked")).as("every answer was lost; reconciliation with the token "
           + "found them committed").isEqualTo(2);
-      ToolRun missing = run("replay", "--db", db, "--url", authed.baseUrl(), "--token-file",
-          dir.resolve("no-such-token").toString());
+      ToolRun missing = run("replay", "--db", db, "--url", authed.baseUrl(), "--tenant",
+          "shop-1", "--token-file", dir.resolve("no-such-token").toString());
       assertThat(missing.exit()).isEqualTo(2);
       assertThat(missing.err()).contains("cannot read --token-file");
     }
-    // the token without its tenant: 403 for every command, and replay says what to change
+    // the token without a tenant: refused before anything is sent, the command stays queued
+    // (before: 403 for every command, each ended rejected and needed a requeue)
     try (H2Database authedDb = H2Database.open(dir.resolve("authed-server-2"));
         IdempotentServer authed = IdempotentServer.builder().database(authedDb)
             .handler(NotesApplication.OPERATION, new NotesApplication(authedDb).handler())
             .tenants(dev.outboxreplay.server.TenantResolver.bearerTokens(
                 java.util.Map.of("tok-3f9c", "shop-1"))).start()) {
       enqueue("n3", "{\"a\":3}");
-      ToolRun wrongTenant = run("replay", "--db", db, "--url", authed.baseUrl(),
+      ToolRun noTenant = run("replay", "--db", db, "--url", authed.baseUrl(),
           "--token-file", dir.resolve("token").toString(), "--until-drained", "--timeout", "30s");
+      assertThat(noTenant.exit()).as(noTenant.err()).isEqualTo(2);
+      assertThat(noTenant.err()).contains("--token-file needs --tenant")
+          .doesNotContain("tok-3f9c");
+      assertThat(count("queued")).as("nothing was sent").isEqualTo(1);
+      // a tenant the token does not act for: 403 for every command, and replay says what to do
+      ToolRun wrongTenant = run("replay", "--db", db, "--url", authed.baseUrl(), "--tenant",
+          "default", "--token-file", dir.resolve("token").toString(), "--until-drained",
+          "--timeout", "30s");
       assertThat(wrongTenant.exit()).as(wrongTenant.err()).isEqualTo(5);
       assertThat(wrongTenant.err())
           .contains("1 command(s) ended rejected with 403 (forbidden) for tenant 'default'")

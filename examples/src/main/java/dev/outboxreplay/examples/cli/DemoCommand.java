@@ -267,7 +267,7 @@ final class DemoCommand implements Callable<Integer> {
     return new ProcessBuilder(java, "-cp", System.getProperty("java.class.path"),
         OutboxTool.class.getName(), "replay", "--db", clientFile.toString(), "--url", url,
         "--until-drained", "--timeout", "120s", "--lease", "2s", "--concurrency", "4",
-        "--token-file", tokenFile.toString())
+        "--token-file", tokenFile.toString(), "--tenant", HttpContract.DEFAULT_TENANT)
         .redirectErrorStream(true)
         .redirectOutput(ProcessBuilder.Redirect.DISCARD)
         .start();

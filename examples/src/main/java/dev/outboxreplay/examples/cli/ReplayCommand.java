@@ -110,6 +110,14 @@ final class ReplayCommand implements Callable<Integer> {
   @Override
   public Integer call() throws Exception {
     return Cli.run(spec, () -> {
+      if (tokenFile != null && !spec.commandLine().getParseResult().hasMatchedOption("--tenant")) {
+        // a receiver with tokens acts for the token's tenant and answers 403 to commands sent
+        // for another one, which ends each of them rejected: refuse before anything is sent
+        throw new Cli.Failure(Cli.BAD_INPUT, "--token-file needs --tenant: a receiver with "
+            + "tokens takes the tenant from the token and refuses (403, ending each command "
+            + "rejected) commands sent for another; give the token's tenant, for example "
+            + "--tenant " + HttpContract.DEFAULT_TENANT + " if that is its tenant");
+      }
       SessionRuntime.Snapshot session = new SessionRuntime.Snapshot(tenant, 0, false,
           tokenFile == null ? null : Cli.readSecret(spec, "--token-file", tokenFile));
       if (lease.compareTo(SHORTEST_LEASE) < 0) {
