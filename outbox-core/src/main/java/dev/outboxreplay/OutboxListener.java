@@ -55,12 +55,14 @@ public interface OutboxListener {
    *
    * @param commandId the command
    * @param idempotencyKey its key
+   * @param operation the command's operation (for a UI: what was being synced)
+   * @param entityKey the command's entity (for a UI: which note, which document)
    * @param from status before
    * @param to status after
    * @param fencingToken token the change was made with
    * @param reason why, as recorded in the audit trail
    * @param at when
    */
-  record Transition(CommandId commandId, IdempotencyKey idempotencyKey, Status from, Status to,
-      long fencingToken, Reason reason, Instant at) {}
+  record Transition(CommandId commandId, IdempotencyKey idempotencyKey, String operation,
+      String entityKey, Status from, Status to, long fencingToken, Reason reason, Instant at) {}
 }

@@ -12,7 +12,8 @@ import org.junit.jupiter.api.Test;
 
 class OutboxListenersTest {
   private static final OutboxListener.Transition TRANSITION = new OutboxListener.Transition(
-      CommandId.generate(), new IdempotencyKey("k-1"), Status.SENDING, Status.ACKED, 7,
+      CommandId.generate(), new IdempotencyKey("k-1"), "note.put", "note-1", Status.SENDING,
+      Status.ACKED, 7,
       Reason.ACKED, Instant.EPOCH);
 
   @Test

@@ -11,6 +11,7 @@ import dev.outboxreplay.internal.PassCounters;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -182,10 +183,23 @@ final class Recorder<T> {
     }
   }
 
-  /** Reports a change the store made on its own (a lease recovery), as the audit recorded it. */
+  /**
+   * Reports a change the store made on its own (a lease recovery), as the audit recorded it. The
+   * audit holds no operation or entity: they are read from the row (one read per recovered lease,
+   * which happens only after a kill or a lease that ran out), and are null if that read fails.
+   */
   void recovered(OutboxStore.AuditEntry entry) {
-    report(new OutboxListener.Transition(entry.commandId(), entry.idempotencyKey(), entry.from(),
-        entry.to(), entry.fencingToken(), entry.reason(), entry.at()));
+    Optional<OutboxRecord> row;
+    try {
+      row = store.find(entry.commandId());
+    } catch (RuntimeException e) {
+      LOG.debug("reading command {} for its listener event failed", entry.commandId(), e);
+      row = Optional.empty();
+    }
+    report(new OutboxListener.Transition(entry.commandId(), entry.idempotencyKey(),
+        row.map(OutboxRecord::operation).orElse(null),
+        row.map(OutboxRecord::entityKey).orElse(null), entry.from(), entry.to(),
+        entry.fencingToken(), entry.reason(), entry.at()));
   }
 
   /** Reports a claim: the audit records it from the status the row was claimed from. */
@@ -242,8 +256,9 @@ final class Recorder<T> {
   }
 
   private void emit(OutboxRecord after, Status from, Reason reason, Instant at) {
-    report(new OutboxListener.Transition(after.commandId(), after.idempotencyKey(), from,
-        after.status(), after.fencingToken(), reason, at));
+    report(new OutboxListener.Transition(after.commandId(), after.idempotencyKey(),
+        after.operation(), after.entityKey(), from, after.status(), after.fencingToken(), reason,
+        at));
   }
 
   private void report(OutboxListener.Transition transition) {
