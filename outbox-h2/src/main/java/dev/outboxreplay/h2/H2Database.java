@@ -109,7 +109,7 @@ public final class H2Database implements JdbcDatabase, AutoCloseable {
             + dataFile(file) + ": it opens the file itself, so the library cannot look at the "
             + "file before H2 does, and after a process kill H2's own recovery can open it "
             + "without commits that had returned (the repair the library runs before its own "
-            + "opens; docs/operations.md, \"Commits H2's recovery would miss after a kill\"). "
+            + "opens; docs/h2-file-handling.md, \"Commits H2's recovery would miss after a kill\"). "
             + "Let the library open the file "
             + "(H2Database.builder().file(...)) and take the application's connections from "
             + "H2Database.dataSource(), or accept this with withoutCrashRepairs(true)");
@@ -508,7 +508,7 @@ public final class H2Database implements JdbcDatabase, AutoCloseable {
      * without its key, or with another key, is refused. The key is copied; it is never logged or
      * printed. While the database is open the key stays in this JVM's memory, by file, so that
      * the repairs after a process kill or a clean close read the file as H2 does (see
-     * docs/operations.md, "Encrypted files"). Where to keep it (the OS keychain) is the
+     * docs/h2-file-handling.md, "Encrypted files"). Where to keep it (the OS keychain) is the
      * application's choice.
      *
      * @throws IllegalArgumentException when the key is empty or holds whitespace (H2 splits the
@@ -547,7 +547,7 @@ public final class H2Database implements JdbcDatabase, AutoCloseable {
     /**
      * With {@link #dataSource}: accepts that the library cannot repair the file after a process
      * kill, because the application's pool opens it before the library can look at it (see
-     * {@code docs/operations.md}, "Commits H2's recovery would miss after a kill": H2's own recovery can then open the file
+     * {@code docs/h2-file-handling.md}, "Commits H2's recovery would miss after a kill": H2's own recovery can then open the file
      * without commits that had returned). Without it, such a data source is refused, naming what
      * it would lose. The file is compacted on the application's pool either way ({@link
      * #compaction}). Default false.
@@ -605,7 +605,7 @@ public final class H2Database implements JdbcDatabase, AutoCloseable {
      * (in multi-process mode, the one serving it), each time for up to {@link
      * #COMPACTION_BUDGET} in steps that hold H2's store lock briefly (measured: up to 191 ms
      * while others commit; up to 402 ms in a run after which nobody committed, whose steps
-     * are larger, docs/operations.md). Default {@link #DEFAULT_COMPACTION_INTERVAL}.
+     * are larger, docs/h2-file-handling.md). Default {@link #DEFAULT_COMPACTION_INTERVAL}.
      */
     public Builder compactionInterval(Duration interval) {
       this.compactionInterval = Arguments.positive("compactionInterval", interval);
@@ -617,7 +617,7 @@ public final class H2Database implements JdbcDatabase, AutoCloseable {
      * H2Database#close()}, in steps begun within {@link H2Database#COMPACTION_BUDGET} (default
      * true). Off, the file only grows (H2 reuses freed space but never gives it back): H2's own
      * compaction at close is turned off in either case, since H2 runs it at retention time 0
-     * (docs/operations.md, "A clean close that H2 compacts").
+     * (docs/h2-file-handling.md, "A clean close that H2 compacts").
      */
     public Builder compaction(boolean enabled) {
       this.compaction = enabled;

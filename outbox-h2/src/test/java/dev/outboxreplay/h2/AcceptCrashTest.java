@@ -149,7 +149,7 @@ class AcceptCrashTest {
         // H2's own retention time again for this session's close, whose compaction runs at the
         // database's retention (the next child sets 0 once it has opened the file): compacted at
         // retention 0 while closing, H2 left files it then opened at an older version
-        // (CleanCloseRepairTest; docs/operations.md, "A clean close that H2 compacts"), which
+        // (CleanCloseRepairTest; docs/h2-file-handling.md, "A clean close that H2 compacts"), which
         // is H2's case, not a kill's; the library never lowers the retention
         s.execute("SET RETENTION_TIME 45000");
       }

@@ -61,7 +61,7 @@ class FileCompactionTest {
 
   /**
    * H2's own close compacts at retention time 0 whatever the database's setting, and files it
-   * closed that way after a kill were refused at their next open (docs/operations.md, "A clean
+   * closed that way after a kill were refused at their next open (docs/h2-file-handling.md, "A clean
    * close that H2 compacts"). The library turns that compaction off and compacts before it
    * closes, at the database's retention (45 s by default): a file thinned out just before close
    * keeps the space freed within those 45 s, and every kept row is there after a reopen. With

@@ -12,7 +12,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Files H2 closed cleanly and would then open at an older version, although its recovery reads
- * them whole (docs/operations.md, "A clean close that H2 compacts").
+ * them whole (docs/h2-file-handling.md, "A clean close that H2 compacts").
  *
  * <p>Read in H2 2.5's {@code RandomAccessStore.readStoreHeader}: for a store header with the clean
  * mark, H2 demands every one of the newest chunks its chunk layout lists, and settles on an older

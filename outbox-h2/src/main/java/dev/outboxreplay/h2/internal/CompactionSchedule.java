@@ -41,7 +41,7 @@ public final class CompactionSchedule implements AutoCloseable {
    */
   record StepLimits(int rewriteBytes, long moveBytes) {}
 
-  /** Steps while others write (the longest measured are in docs/operations.md). */
+  /** Steps while others write (the longest measured are in docs/h2-file-handling.md). */
   static final StepLimits BUSY = new StepLimits(1 << 20, 4L << 20);
   /**
    * Steps after a run after which nobody committed ({@link #limits}): the rewrite size of H2's own
@@ -96,7 +96,7 @@ public final class CompactionSchedule implements AutoCloseable {
    * nothing) while the live share of the chunks is below the target. H2 rewrites no chunk of the
    * two newest versions of the store, and in a database nobody writes to they stay the newest:
    * measured, an idle file stayed at 6-8.5 MB with its chunks a third live until one commit let
-   * the next runs bring it to 3-4 MB (docs/operations.md). At most {@link
+   * the next runs bring it to 3-4 MB (docs/h2-file-handling.md). At most {@link
    * #MAX_NUDGES_WITHOUT_PROGRESS} in a row while runs stay fruitless, so an idle file whose chunks
    * stay below the target for another reason is not written to every interval.
    */
@@ -109,7 +109,7 @@ public final class CompactionSchedule implements AutoCloseable {
   /**
    * The limits of the next run's steps: {@link #IDLE} when the store's version has not moved
    * since the last run ended (nobody committed since, so nobody is likely to wait for the lock),
-   * else {@link #BUSY}. Measured (docs/operations.md): with 1 MB rewrites an idle file after a
+   * else {@link #BUSY}. Measured (docs/h2-file-handling.md): with 1 MB rewrites an idle file after a
    * large burst kept rewriting with its chunks about 60% live and stayed at 3.2-3.7 times its
    * compacted copy; with 16 MB rewrites the chunks reached 88-94% live, the rewriting stopped,
    * and the file settled at 2.0-2.5 times. Each step's rewritten leaf pages carry the inner

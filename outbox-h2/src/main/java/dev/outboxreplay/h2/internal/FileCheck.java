@@ -167,7 +167,7 @@ public final class FileCheck {
         + (readable == 0 ? " (it would open as an empty database)"
             : " (recent commits would be lost)") + "; " + (whole ? "H2 closed it cleanly, "
             + "and read as after a crash it is whole: opening it once for writing (not "
-            + "read-only) drops the clean mark from its store header (docs/operations.md, "
+            + "read-only) drops the clean mark from its store header (docs/h2-file-handling.md, "
             + "\"A clean close that H2 compacts\")" : RECOVERY));
   }
 

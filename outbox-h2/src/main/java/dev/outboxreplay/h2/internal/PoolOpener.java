@@ -74,7 +74,7 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
       if (maxCompactTime != 0) {
         warnings.add("the application's data source for " + path + ".mv.db has MAX_COMPACT_TIME "
             + maxCompactTime + " ms: H2 compacts the file at retention time 0 when it closes it, "
-            + "which left files that H2 then opened at an older version (docs/operations.md, "
+            + "which left files that H2 then opened at an older version (docs/h2-file-handling.md, "
             + "\"A clean close that H2 compacts\"); add ;MAX_COMPACT_TIME=0 to its JDBC URL");
       }
       for (String warning : warnings) {
@@ -236,7 +236,7 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
         .append(";WRITE_DELAY=0")
         // no compaction inside H2's close: H2 runs it at retention time 0 whatever the
         // database's setting, and files it closed so after a kill were refused at their next
-        // open (docs/operations.md, "A clean close that H2 compacts"); the library compacts
+        // open (docs/h2-file-handling.md, "A clean close that H2 compacts"); the library compacts
         // before it closes instead, at the database's retention (CompactionSchedule.close)
         .append(";MAX_COMPACT_TIME=0")
         // no .trace.db: it is created with the umask and may quote statements and values
