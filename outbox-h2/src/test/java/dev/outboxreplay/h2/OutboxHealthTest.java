@@ -2,26 +2,19 @@ package dev.outboxreplay.h2;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.outboxreplay.HttpContract;
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.OutboxHealth;
-import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.Reason;
-import dev.outboxreplay.Reconciliation;
 import dev.outboxreplay.Replayer;
-import dev.outboxreplay.SessionRuntime;
 import dev.outboxreplay.Status;
-import dev.outboxreplay.StoredResponse;
-import dev.outboxreplay.Transport;
-import dev.outboxreplay.TransportResult;
 import dev.outboxreplay.testkit.ManualClock;
+import dev.outboxreplay.testkit.RefusingTransport;
+import dev.outboxreplay.testkit.RevocableSession;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -32,24 +25,10 @@ class OutboxHealthTest {
   @Test
   void openCountOldestAgeAttentionAndPauseAreWhatTheOutboxHolds() throws Exception {
     ManualClock clock = ManualClock.startingAtEpoch2026();
-    AtomicBoolean revoked = new AtomicBoolean();
-    SessionRuntime session =
-        () -> new SessionRuntime.Snapshot(HttpContract.DEFAULT_TENANT, 0, revoked.get(), null);
+    RevocableSession session = new RevocableSession();
     // acks every command but the one of entity "refused", which the receiver rejects (400)
-    Transport receiver = new Transport() {
-      @Override
-      public TransportResult send(OutboxRecord command, SessionRuntime.Snapshot s) {
-        boolean refuse = command.entityKey().equals("refused");
-        return TransportResult.of(refuse ? TransportResult.Kind.REJECTED
-            : TransportResult.Kind.ACKED, new StoredResponse(refuse ? 400 : 200, new byte[0]),
-            refuse ? "400" : "200", refuse ? "bad request" : "ok");
-      }
-
-      @Override
-      public Optional<Reconciliation> reconcile(OutboxRecord c, SessionRuntime.Snapshot s) {
-        return Optional.empty();
-      }
-    };
+    RefusingTransport receiver =
+        RefusingTransport.refusing(command -> command.entityKey().equals("refused"));
     try (H2Database db = H2Database.open(dir.resolve("app"))) {
       H2OutboxStore store = H2OutboxStore.create(db);
       Outbox<Connection> outbox = Outbox.builder(store).clock(clock).build();
@@ -82,7 +61,7 @@ class OutboxHealthTest {
         assertThat(after.needsAttention()).isEqualTo(1);
         assertThat(after.allDelivered()).isFalse();
 
-        revoked.set(true);
+        session.revoke();
         OutboxHealth paused = replayer.health();
         assertThat(paused.pausedReason()).contains(Reason.SESSION_REVOKED);
         assertThat(paused.at()).isEqualTo(clock.instant());

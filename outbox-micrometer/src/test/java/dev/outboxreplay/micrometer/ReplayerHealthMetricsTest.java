@@ -2,26 +2,19 @@ package dev.outboxreplay.micrometer;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.outboxreplay.HttpContract;
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
-import dev.outboxreplay.OutboxRecord;
-import dev.outboxreplay.Reconciliation;
 import dev.outboxreplay.Replayer;
-import dev.outboxreplay.SessionRuntime;
-import dev.outboxreplay.StoredResponse;
-import dev.outboxreplay.Transport;
-import dev.outboxreplay.TransportResult;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import dev.outboxreplay.testkit.ManualClock;
+import dev.outboxreplay.testkit.RefusingTransport;
+import dev.outboxreplay.testkit.RevocableSession;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.util.Map;
-import java.util.Optional;
-import java.util.concurrent.atomic.AtomicBoolean;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -31,21 +24,8 @@ class ReplayerHealthMetricsTest {
   @Test
   void needsAttentionAndHeldFollowTheReplayersHealthReadAtMostOncePerMaxAge() throws Exception {
     ManualClock clock = ManualClock.startingAtEpoch2026();
-    AtomicBoolean revoked = new AtomicBoolean();
-    SessionRuntime session =
-        () -> new SessionRuntime.Snapshot(HttpContract.DEFAULT_TENANT, 0, revoked.get(), null);
-    Transport refusing = new Transport() {
-      @Override
-      public TransportResult send(OutboxRecord command, SessionRuntime.Snapshot s) {
-        return TransportResult.of(TransportResult.Kind.REJECTED,
-            new StoredResponse(400, new byte[0]), "400", "bad request");
-      }
-
-      @Override
-      public Optional<Reconciliation> reconcile(OutboxRecord c, SessionRuntime.Snapshot s) {
-        return Optional.empty();
-      }
-    };
+    RevocableSession session = new RevocableSession();
+    RefusingTransport refusing = RefusingTransport.refusing(command -> true);
     try (H2Database db = H2Database.open(dir.resolve("app"))) {
       H2OutboxStore store = H2OutboxStore.create(db);
       Outbox<Connection> outbox = Outbox.builder(store).clock(clock).build();
@@ -59,7 +39,7 @@ class ReplayerHealthMetricsTest {
             .value()).isZero();
 
         replayer.runPass();
-        revoked.set(true);
+        session.revoke();
         assertThat(registry.get("outbox.needs.attention").gauge().value())
             .as("read less than 5 s ago: the earlier health").isZero();
         clock.advance(Duration.ofSeconds(5));
