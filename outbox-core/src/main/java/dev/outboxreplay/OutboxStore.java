@@ -155,9 +155,16 @@ public interface OutboxStore<T> extends AutoCloseable {
    * claimed from ({@link Reason#LEASE_EXPIRED_WHILE_CLAIMED}, not an attempt). Never makes a
    * sending row queued. Reads only rows that hold a lease. Durable when it returns.
    *
-   * @return the changes made, as the audit trail records them
+   * @return each row changed, as it is now, with the change as the audit trail records it
    */
-  List<AuditEntry> recoverExpiredLeases(Instant now);
+  List<RecoveredLease> recoverExpiredLeases(Instant now);
+
+  /**
+   * A lease {@link #recoverExpiredLeases} ended: the row as it is after, and the change as
+   * audited. The replayer reports it to listeners with the row's operation and entity, which the
+   * audit does not hold.
+   */
+  record RecoveredLease(OutboxRecord command, AuditEntry change) {}
 
   /**
    * The earliest command of {@code id}'s entity accepted after it that is acked, if any:

@@ -73,7 +73,7 @@ class AckRecoveryRaceTest {
           await(go);
           for (int k = 0; k < 5; k++) {
             store.recoverExpiredLeases(now.plusSeconds(31))
-                .forEach(a -> recovered.add(a.commandId()));
+                .forEach(a -> recovered.add(a.command().commandId()));
           }
         });
         acker.start();

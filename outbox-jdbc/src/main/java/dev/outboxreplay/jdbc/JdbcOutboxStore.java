@@ -369,7 +369,7 @@ public class JdbcOutboxStore implements OutboxStore<Connection> {
   }
 
   @Override
-  public List<AuditEntry> recoverExpiredLeases(Instant now) {
+  public List<RecoveredLease> recoverExpiredLeases(Instant now) {
     return autoCommitted("recover expired leases", c -> {
       sql.repairEntityHeads(c);
       return leases.recover(c, now);

@@ -259,7 +259,7 @@ public abstract class OutboxStoreContract<T> {
     clock.advance(LEASE.plusSeconds(1));
     assertThat(store.claim("B", LEASE, 10, now())).as("an expired lease is recovered first")
         .isEmpty();
-    assertThat(store.recoverExpiredLeases(now()))
+    assertThat(store.recoverExpiredLeases(now()).stream().map(OutboxStore.RecoveredLease::change))
         .extracting(e -> e.from() + ">" + e.to() + ":" + e.reason())
         .containsExactly("claimed>queued:lease_expired_while_claimed");
     OutboxRecord successor = claimOne("B");
@@ -303,7 +303,7 @@ public abstract class OutboxStoreContract<T> {
     store.markSending(accepted.commandId(), held.fencingToken(), now().plus(LEASE), now());
     assertThat(store.recoverExpiredLeases(now().plus(LEASE).minusMillis(1))).isEmpty();
     clock.advance(LEASE);
-    assertThat(store.recoverExpiredLeases(now()))
+    assertThat(store.recoverExpiredLeases(now()).stream().map(OutboxStore.RecoveredLease::change))
         .extracting(e -> e.from() + ">" + e.to() + ":" + e.reason() + "@" + e.fencingToken())
         .containsExactly("sending>unknown:lease_expired_while_sending@" + held.fencingToken());
     assertThat(store.auditTrail(accepted.commandId())).last()
@@ -327,7 +327,7 @@ public abstract class OutboxStoreContract<T> {
     OutboxRecord reclaimed = claimOne("B");
     assertThat(reclaimed.claimedFrom()).isEqualTo(Status.UNKNOWN);
     clock.advance(LEASE);
-    assertThat(store.recoverExpiredLeases(now()))
+    assertThat(store.recoverExpiredLeases(now()).stream().map(OutboxStore.RecoveredLease::change))
         .extracting(e -> e.from() + ">" + e.to() + ":" + e.reason())
         .containsExactly("claimed>unknown:lease_expired_while_claimed");
     OutboxRecord takenOver = claimOne("C");

@@ -11,7 +11,6 @@ import dev.outboxreplay.internal.PassCounters;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Optional;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -183,23 +182,12 @@ final class Recorder<T> {
     }
   }
 
-  /**
-   * Reports a change the store made on its own (a lease recovery), as the audit recorded it. The
-   * audit holds no operation or entity: they are read from the row (one read per recovered lease,
-   * which happens only after a kill or a lease that ran out), and are null if that read fails.
-   */
-  void recovered(OutboxStore.AuditEntry entry) {
-    Optional<OutboxRecord> row;
-    try {
-      row = store.find(entry.commandId());
-    } catch (RuntimeException e) {
-      LOG.debug("reading command {} for its listener event failed", entry.commandId(), e);
-      row = Optional.empty();
-    }
-    report(new OutboxListener.Transition(entry.commandId(), entry.idempotencyKey(),
-        row.map(OutboxRecord::operation).orElse(null),
-        row.map(OutboxRecord::entityKey).orElse(null), entry.from(), entry.to(),
-        entry.fencingToken(), entry.reason(), entry.at()));
+  /** Reports a change the store made on its own (a lease recovery), as the audit recorded it. */
+  void recovered(OutboxStore.RecoveredLease recovered) {
+    OutboxStore.AuditEntry change = recovered.change();
+    report(new OutboxListener.Transition(change.commandId(), change.idempotencyKey(),
+        recovered.command().operation(), recovered.command().entityKey(), change.from(),
+        change.to(), change.fencingToken(), change.reason(), change.at()));
   }
 
   /** Reports a claim: the audit records it from the status the row was claimed from. */

@@ -93,7 +93,8 @@ public final class ReplayPass<T> {
       reportPause(paused);
       return counters.summary(paused);
     }
-    for (OutboxStore.AuditEntry recovered : e.store().recoverExpiredLeases(e.clock().instant())) {
+    for (OutboxStore.RecoveredLease recovered
+        : e.store().recoverExpiredLeases(e.clock().instant())) {
       e.recorder().recovered(recovered);
     }
     try {

@@ -2,7 +2,8 @@ package dev.outboxreplay.jdbc.internal;
 
 import dev.outboxreplay.CommandId;
 import dev.outboxreplay.ErrorInfo;
-import dev.outboxreplay.OutboxStore.AuditEntry;
+import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.OutboxStore.RecoveredLease;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.internal.LeaseExpiry;
 import dev.outboxreplay.jdbc.Dialect;
@@ -53,10 +54,10 @@ public final class LeaseRecovery {
   /**
    * Recovers every lease that ran out at or before {@code now}. The caller commits.
    *
-   * @return the changes, as audited
+   * @return each row changed, with the change as audited
    */
-  public List<AuditEntry> recover(Connection c, Instant now) throws SQLException {
-    List<AuditEntry> changes = new ArrayList<>();
+  public List<RecoveredLease> recover(Connection c, Instant now) throws SQLException {
+    List<RecoveredLease> changes = new ArrayList<>();
     recover(c, Status.SENDING, now, changes);
     recover(c, Status.CLAIMED, now, changes);
     return changes;
@@ -66,7 +67,7 @@ public final class LeaseRecovery {
   private record Expired(CommandId id, long token, Status claimedFrom) {}
 
   /** Recovers the rows held in {@code held} whose lease ended, each as {@link LeaseExpiry} says. */
-  private void recover(Connection c, Status held, Instant now, List<AuditEntry> changes)
+  private void recover(Connection c, Status held, Instant now, List<RecoveredLease> changes)
       throws SQLException {
     long at = now.toEpochMilli();
     List<Expired> expired = expired(c, held, at);
@@ -94,7 +95,9 @@ public final class LeaseRecovery {
         sql.bindCas(ps, 14, e.id(), held, e.token());
         try (ResultSet rs = ps.executeQuery()) {
           while (rs.next()) {
-            changes.add(sql.audit(c, rows.read(rs), held, decision.reason(), now));
+            OutboxRecord after = rows.read(rs);
+            changes.add(new RecoveredLease(after,
+                sql.audit(c, after, held, decision.reason(), now)));
           }
         }
       }
