@@ -15,13 +15,15 @@ public interface OutboxListener {
   /**
    * One listener that reports each event to {@code listeners}, in their order, on the calling
    * thread. One that throws is logged at WARN and the rest are still called; nothing is thrown
-   * to the replayer. For metrics and a UI status line on one replayer, for example.
+   * to the replayer. For metrics and a UI status line on one replayer, for example. {@link #NONE}
+   * for none.
    *
    * @throws NullPointerException when {@code listeners} or one of them is null
    */
   static OutboxListener all(List<? extends OutboxListener> listeners) {
     List<OutboxListener> each = List.copyOf(Objects.requireNonNull(listeners, "listeners == null"));
-    return each.size() == 1 ? each.get(0) : new dev.outboxreplay.internal.Listeners(each);
+    return each.isEmpty() ? NONE
+        : each.size() == 1 ? each.get(0) : new dev.outboxreplay.internal.Listeners(each);
   }
 
   /**

@@ -6,8 +6,8 @@ import dev.outboxreplay.internal.replay.ReplayGate;
 import dev.outboxreplay.internal.replay.ReplayPass;
 import java.time.Clock;
 import java.time.Duration;
-import java.util.Map;
 import java.time.Instant;
+import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
@@ -94,7 +94,7 @@ public final class Replayer<T> implements AutoCloseable {
     this.store = b.store;
     this.clock = b.clock;
     this.connectivity = b.connectivity;
-    this.listener = b.listener;
+    this.listener = OutboxListener.all(b.listeners);
     this.holdInterval = b.holdInterval;
     this.auditRetention = b.auditRetention;
     this.tombstoneAfter = b.tombstoneAfter;
@@ -108,7 +108,7 @@ public final class Replayer<T> implements AutoCloseable {
     this.scheduler = passThread;
     this.engine = ReplayEngine.of(b.store, b.transport, b.session, b.applier,
         new OutcomePolicy(b.retry, b.holdInterval, b.stalePolicy, b.forbiddenPolicy), gate,
-        b.listener, b.failures, b.clock, b.owner, b.lease, b.batchSize, b.concurrency, senders);
+        listener, b.failures, b.clock, b.owner, b.lease, b.batchSize, b.concurrency, senders);
   }
 
   /** A builder; the store and the transport are required. */
@@ -225,12 +225,9 @@ public final class Replayer<T> implements AutoCloseable {
    */
   public OutboxHealth health() {
     Map<Status, Long> counts = store.countByStatus();
-    long open = Status.countOpen(counts);
-    Optional<Instant> oldest = open == 0 ? Optional.empty() : store.oldestOpenAcceptedAt();
-    long needsAttention = counts.getOrDefault(Status.CONFLICT, 0L)
-        + counts.getOrDefault(Status.REJECTED, 0L);
-    return new OutboxHealth(counts, open, oldest, Optional.ofNullable(gate.paused()),
-        needsAttention, clock.instant());
+    Optional<Instant> oldest = Status.countOpen(counts) == 0 ? Optional.empty()
+        : store.oldestOpenAcceptedAt();
+    return new OutboxHealth(counts, oldest, Optional.ofNullable(gate.paused()), clock.instant());
   }
 
   /**
@@ -275,6 +272,16 @@ public final class Replayer<T> implements AutoCloseable {
     }
   }
 
+  /** No pass starts from now on: new triggers are ignored and the retry timer is cancelled. */
+  private void stopTriggers() {
+    closed = true;
+    synchronized (this) {
+      if (timer != null) {
+        timer.cancel(false);
+      }
+    }
+  }
+
   /**
    * Starts {@link #close()} on a thread of its own and returns at once, for a UI thread that must
    * not wait for a request in flight (close can wait up to 30 s for the running pass and as long
@@ -286,12 +293,7 @@ public final class Replayer<T> implements AutoCloseable {
    * @return completes normally once closed; never completes exceptionally
    */
   public CompletableFuture<Void> closeAsync() {
-    closed = true;
-    synchronized (this) {
-      if (timer != null) {
-        timer.cancel(false);
-      }
-    }
+    stopTriggers();
     CompletableFuture<Void> done = new CompletableFuture<>();
     Thread closer = new Thread(() -> {
       try {
@@ -314,13 +316,8 @@ public final class Replayer<T> implements AutoCloseable {
    */
   @Override
   public void close() {
-    closed = true;
+    stopTriggers();
     connectivity.close();
-    synchronized (this) {
-      if (timer != null) {
-        timer.cancel(false);
-      }
-    }
     scheduler.shutdown();
     try {
       if (!scheduler.awaitTermination(CLOSE_WAIT.toMillis(), TimeUnit.MILLISECONDS)) {

@@ -3,6 +3,8 @@ package dev.outboxreplay;
 import dev.outboxreplay.internal.Arguments;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Objects;
 
 /**
@@ -41,8 +43,7 @@ public final class ReplayerBuilder<T> {
   Duration tombstoneAfter = DEFAULT_TOMBSTONE_AFTER;
   Duration deleteTombstonesAfter;
   Duration idleLookInterval = DEFAULT_IDLE_LOOK_INTERVAL;
-  OutboxListener listener = OutboxListener.NONE;
-  private final java.util.List<OutboxListener> listeners = new java.util.ArrayList<>();
+  final List<OutboxListener> listeners = new ArrayList<>();
   FailureInjector failures = FailureInjector.NONE;
   ConnectivityMonitor connectivity = ConnectivityMonitor.NONE;
 
@@ -176,7 +177,6 @@ public final class ReplayerBuilder<T> {
    */
   public ReplayerBuilder<T> listener(OutboxListener listener) {
     listeners.add(Objects.requireNonNull(listener, "listener == null"));
-    this.listener = OutboxListener.all(listeners);
     return this;
   }
 

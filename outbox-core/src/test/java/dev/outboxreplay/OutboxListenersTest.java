@@ -47,6 +47,7 @@ class OutboxListenersTest {
   void oneListenerIsItselfAndNullsAreRefused() {
     OutboxListener only = recording("only", new ArrayList<>());
     assertThat(OutboxListener.all(List.of(only))).isSameAs(only);
+    assertThat(OutboxListener.all(List.of())).isSameAs(OutboxListener.NONE);
     assertThatThrownBy(() -> OutboxListener.all(Arrays.asList(only, null)))
         .isInstanceOf(NullPointerException.class);
     assertThatThrownBy(() -> OutboxListener.all(null)).isInstanceOf(NullPointerException.class);

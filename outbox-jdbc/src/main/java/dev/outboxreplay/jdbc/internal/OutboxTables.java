@@ -1,5 +1,7 @@
 package dev.outboxreplay.jdbc.internal;
 
+import java.util.Set;
+
 /**
  * What every engine's outbox layout shares ({@code docs/table-layout.md}): the component name,
  * the columns read back into an {@code OutboxRecord}, and the ranges of the generated
@@ -26,7 +28,7 @@ public final class OutboxTables {
   /** Component name of the inbox table in {@code outbox_schema_history}. */
   public static final String INBOX_COMPONENT = "inbox";
   /** The tables the library makes, in any layout and either component, in lower case. */
-  public static final java.util.Set<String> LIBRARY_TABLES = java.util.Set.of(
+  public static final Set<String> LIBRARY_TABLES = Set.of(
       "outbox_schema_history", "outbox_schema_lock", "outbox_command", "outbox_audit",
       "outbox_fencing", "inbox_message");
   /** Format version written into each row's {@code schema_version}. */
