@@ -50,16 +50,15 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
 
   private final OutboxStore<?> store;
   private final Clock clock;
-  private final Duration countsMaxAge;
   private final Map<CommandId, Instant> sendingSince = new ConcurrentHashMap<>();
   private volatile MeterRegistry registry;
-  private volatile Map<Status, Long> counts;
-  private volatile Instant countsAt = Instant.MIN;
+  private final ThrottledRead<Map<Status, Long>> counts;
 
   private OutboxMetrics(OutboxStore<?> store, Clock clock, Duration countsMaxAge) {
     this.store = Objects.requireNonNull(store, "store == null");
     this.clock = Objects.requireNonNull(clock, "clock == null");
-    this.countsMaxAge = Objects.requireNonNull(countsMaxAge, "countsMaxAge == null");
+    this.counts = new ThrottledRead<>(store::countByStatus, clock,
+        Objects.requireNonNull(countsMaxAge, "countsMaxAge == null"));
   }
 
   /** Metrics of {@code store}, with the system clock and {@link #DEFAULT_COUNTS_MAX_AGE}. */
@@ -137,14 +136,7 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
   }
 
   private double count(Status status) {
-    Instant now = clock.instant();
-    Map<Status, Long> current = counts;
-    if (current == null || !now.isBefore(countsAt.plus(countsMaxAge))) {
-      current = store.countByStatus();
-      counts = current;
-      countsAt = now;
-    }
-    return current.getOrDefault(status, 0L);
+    return counts.get().getOrDefault(status, 0L);
   }
 
   private double oldestOpenAgeSeconds() {

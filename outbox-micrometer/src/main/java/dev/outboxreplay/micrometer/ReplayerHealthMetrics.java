@@ -8,7 +8,6 @@ import io.micrometer.core.instrument.MeterRegistry;
 import io.micrometer.core.instrument.binder.MeterBinder;
 import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 
@@ -33,16 +32,11 @@ public final class ReplayerHealthMetrics implements MeterBinder {
   private static final List<Reason> HOLDS =
       List.of(Reason.OFFLINE, Reason.SESSION_REVOKED, Reason.CREDENTIALS_REFUSED);
 
-  private final Replayer<?> replayer;
-  private final Clock clock;
-  private final Duration maxAge;
-  private volatile OutboxHealth health;
-  private volatile Instant readAt = Instant.MIN;
+  private final ThrottledRead<OutboxHealth> health;
 
   private ReplayerHealthMetrics(Replayer<?> replayer, Clock clock, Duration maxAge) {
-    this.replayer = Objects.requireNonNull(replayer, "replayer == null");
-    this.clock = Objects.requireNonNull(clock, "clock == null");
-    this.maxAge = Objects.requireNonNull(maxAge, "maxAge == null");
+    Objects.requireNonNull(replayer, "replayer == null");
+    this.health = new ThrottledRead<>(replayer::health, clock, maxAge);
   }
 
   /** Gauges of {@code replayer}'s health, read at most every 5 s by the system clock. */
@@ -71,13 +65,6 @@ public final class ReplayerHealthMetrics implements MeterBinder {
   }
 
   private OutboxHealth health() {
-    Instant now = clock.instant();
-    OutboxHealth h = health;
-    if (h == null || !now.isBefore(readAt.plus(maxAge))) {
-      h = replayer.health();
-      health = h;
-      readAt = now;
-    }
-    return h;
+    return health.get();
   }
 }
