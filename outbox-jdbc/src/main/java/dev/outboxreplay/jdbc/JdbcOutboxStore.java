@@ -13,6 +13,7 @@ import dev.outboxreplay.StateMachine;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.jdbc.internal.GroupCommitter;
 import dev.outboxreplay.jdbc.internal.Rollback;
+import dev.outboxreplay.jdbc.internal.LayoutReader;
 import dev.outboxreplay.jdbc.internal.LeaseRecovery;
 import dev.outboxreplay.jdbc.internal.OutboxCounts;
 import dev.outboxreplay.jdbc.internal.OutboxInserter;
@@ -23,23 +24,18 @@ import dev.outboxreplay.jdbc.internal.SchemaMigrator;
 import dev.outboxreplay.jdbc.internal.OutboxSql;
 import dev.outboxreplay.internal.Arguments;
 import java.sql.Connection;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
 import java.util.Objects;
 import java.util.Optional;
-import java.util.Set;
 import java.util.function.Consumer;
 import java.util.function.Function;
 import java.time.Clock;
-import java.util.Locale;
 
 /**
  * The outbox store on one open file ({@link JdbcDatabase}) of any engine with a {@link Dialect}.
@@ -170,71 +166,19 @@ public class JdbcOutboxStore implements OutboxStore<Connection> {
     if (installed > latest) {
       return Layout.NEWER;
     }
-    Dialect dialect = database.dialect();
     try (Connection c = database.dataSource().getConnection()) {
-      Map<String, String> tables = tables(c, dialect);
+      LayoutReader file = LayoutReader.read(c, database);
       if (installed == 0) {
-        boolean onlyTheLibrarys = tables.values().stream()
-            .allMatch(OutboxTables.LIBRARY_TABLES::contains);
-        return onlyTheLibrarys && commandRows(c, tables, database, installed) == 0
+        return file.onlyTheLibrarysTables() && file.commandRows(installed) == 0
             ? Layout.UNFINISHED : Layout.NO_OUTBOX;
       }
       if (installed == latest) {
         return Layout.OUTBOX;
       }
-      return commandRows(c, tables, database, installed) == 0 ? Layout.UNFINISHED : Layout.OUTBOX;
+      return file.commandRows(installed) == 0 ? Layout.UNFINISHED : Layout.OUTBOX;
     } catch (SQLException e) {
       throw database.onStatement("reading the outbox layout", e);
     }
-  }
-
-  /**
-   * The file's tables, each with the lower-case name of the table it is or, for a copy an
-   * interrupted rebuild left ({@link Dialect#rebuiltTable}), the table it holds the rows of. An
-   * engine that commits each DDL statement by itself (H2) can leave a migration's first tables
-   * made and none of it recorded, or a table's rows under its copy's name.
-   */
-  private static Map<String, String> tables(Connection c, Dialect dialect) throws SQLException {
-    Map<String, String> tables = new LinkedHashMap<>();
-    try (ResultSet rs = c.getMetaData().getTables(null, null, "%", new String[] {"TABLE"})) {
-      while (rs.next()) {
-        String schema = rs.getString("TABLE_SCHEM");
-        String name = rs.getString("TABLE_NAME");
-        if ("INFORMATION_SCHEMA".equalsIgnoreCase(schema)
-            || name.toLowerCase(Locale.ROOT).startsWith("sqlite_")) {
-          continue;
-        }
-        tables.put(name, dialect.rebuiltTable(name).orElse(name).toLowerCase(Locale.ROOT));
-      }
-    }
-    return tables;
-  }
-
-  /**
-   * The commands the file holds, read from {@code outbox_command} or, when an interrupted rebuild
-   * left its rows under a copy's name, from the fullest copy; 0 when neither was made yet.
-   */
-  private static long commandRows(Connection c, Map<String, String> tables,
-      JdbcDatabase database, int installed) throws SQLException {
-    long rows = 0;
-    boolean seen = false;
-    for (Map.Entry<String, String> table : tables.entrySet()) {
-      if (!table.getValue().equals("outbox_command")) {
-        continue;
-      }
-      seen = true;
-      try (Statement s = c.createStatement();
-          ResultSet rs = s.executeQuery("SELECT COUNT(*) FROM \"" + table.getKey() + "\"")) {
-        rs.next();
-        rows = Math.max(rows, rs.getLong(1));
-      }
-    }
-    if (!seen && installed > 0) {
-      throw new OutboxStorageException("cannot read outbox database " + database.file()
-          + ": its layout version is " + installed + " but it has no outbox_command table; "
-          + "something other than this library changed it");
-    }
-    return rows;
   }
 
   /** The database this store writes to. */

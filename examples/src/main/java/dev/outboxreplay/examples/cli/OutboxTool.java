@@ -2,14 +2,18 @@ package dev.outboxreplay.examples.cli;
 
 import java.io.FileDescriptor;
 import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
 import java.io.OutputStreamWriter;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
+import java.util.Properties;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 
 /** The {@code outbox} command-line tool: {@code java -jar examples/target/outbox.jar --help}. */
-@Command(name = "outbox", mixinStandardHelpOptions = true, versionProvider = OutboxTool.Version.class,
+@Command(name = "outbox", mixinStandardHelpOptions = true,
+    versionProvider = OutboxTool.Version.class,
     description = "Durable client outbox on an embedded database (SQLite or H2).",
     subcommands = {DemoCommand.class, EnqueueCommand.class, ReplayCommand.class,
         StatusCommand.class, ListCommand.class, ExportCommand.class, RequeueCommand.class,
@@ -79,11 +83,11 @@ public final class OutboxTool implements Runnable {
   /** The tool's version, {@code outbox X.Y.Z}, from the build's {@code version.properties}. */
   static final class Version implements CommandLine.IVersionProvider {
     @Override
-    public String[] getVersion() throws java.io.IOException {
-      java.util.Properties p = new java.util.Properties();
-      try (java.io.InputStream in = OutboxTool.class.getResourceAsStream("version.properties")) {
+    public String[] getVersion() throws IOException {
+      Properties p = new Properties();
+      try (InputStream in = OutboxTool.class.getResourceAsStream("version.properties")) {
         if (in == null) {
-          throw new java.io.IOException("version.properties is missing from the tool's jar");
+          throw new IOException("version.properties is missing from the tool's jar");
         }
         p.load(in);
       }
