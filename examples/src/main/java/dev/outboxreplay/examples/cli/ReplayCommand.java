@@ -186,6 +186,9 @@ final class ReplayCommand implements Callable<Integer> {
             drained = Status.countOpen(store.countByStatus()) == 0;
           }
           Map<Status, Long> counts = store.countByStatus();
+          // the last commands can end between the wait's timeout and this read: the exit code
+          // says what the summary below says
+          drained |= Status.countOpen(counts) == 0;
           err.printf("replay: %d acked, %d conflict, %d rejected, %d left%n",
               counts.get(Status.ACKED), counts.get(Status.CONFLICT), counts.get(Status.REJECTED),
               Status.countOpen(counts));
