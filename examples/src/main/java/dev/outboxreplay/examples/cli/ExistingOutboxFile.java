@@ -58,6 +58,14 @@ final class ExistingOutboxFile {
     return withKey(key -> openExistingForWriting(db, wait, key));
   }
 
+  /**
+   * Opens {@code file} for reading only, as {@link #openReadOnly()} opens {@code --db}, with
+   * {@code --key-file}'s key: for a second file of the same engine and key (a backup's).
+   */
+  Opened openOtherReadOnly(Path file) {
+    return withKey(key -> open(file, true, wait, key));
+  }
+
   /** Runs {@code open} with the key of {@code --key-file} (null: none), wiped afterwards. */
   private Opened withKey(Function<char[], Opened> open) {
     char[] key = readKey(command, keyFile);

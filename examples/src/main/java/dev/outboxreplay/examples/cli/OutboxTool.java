@@ -17,6 +17,7 @@ import picocli.CommandLine.Command;
     description = "Durable client outbox on an embedded database (SQLite or H2).",
     subcommands = {DemoCommand.class, EnqueueCommand.class, ReplayCommand.class,
         StatusCommand.class, ListCommand.class, ExportCommand.class, RequeueCommand.class,
+        BackupCommand.class, RestoreCommand.class,
         CompactCommand.class, ServeCommand.class})
 public final class OutboxTool implements Runnable {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
