@@ -4,8 +4,9 @@ import java.time.Duration;
 import java.util.Objects;
 
 /**
- * One attempt's outcome as a {@link Transport} classifies it. The classification table is in the
- * README; the HTTP transport lets an application override it per status code.
+ * One attempt's outcome as a {@link Transport} classifies it. The classification table is in
+ * docs/guide.md ("How an attempt is classified"); the HTTP transport lets an application
+ * override it per status code.
  *
  * @param kind what the attempt means for the command
  * @param response the server's answer, when there was one

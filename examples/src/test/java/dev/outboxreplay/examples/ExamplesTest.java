@@ -3,45 +3,15 @@ package dev.outboxreplay.examples;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxreplay.examples.cli.OutboxTool;
-import java.io.ByteArrayOutputStream;
-import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 import picocli.CommandLine;
 
+/** The demo, run by the tool in this JVM on each engine. */
 class ExamplesTest {
   @TempDir Path dir;
-
-  private String captureStdout(ThrowingRunnable body) throws Exception {
-    PrintStream original = System.out;
-    ByteArrayOutputStream captured = new ByteArrayOutputStream();
-    System.setOut(new PrintStream(captured, true, StandardCharsets.UTF_8));
-    try {
-      body.run();
-    } finally {
-      System.setOut(original);
-    }
-    return captured.toString(StandardCharsets.UTF_8);
-  }
-
-  interface ThrowingRunnable {
-    void run() throws Exception;
-  }
-
-  @Test
-  void quickStartQueuesOneCommandPerRunAndKeepsThem() throws Exception {
-    String db = dir.resolve("app").toString();
-    String first = captureStdout(() -> QuickStart.main(new String[] {db}));
-    assertThat(first).contains("queued ").contains("key note.put:note-1:")
-        .contains("payload {\"body\":\"buy milk\",\"id\":\"note-1\"}")
-        .contains("queued=1");
-    String second = captureStdout(() -> QuickStart.main(new String[] {db}));
-    assertThat(second).contains("queued=2");
-  }
 
   @ParameterizedTest
   @ValueSource(strings = {"h2", "sqlite"})

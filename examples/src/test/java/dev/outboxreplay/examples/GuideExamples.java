@@ -35,17 +35,17 @@ import java.util.Optional;
 import okhttp3.HttpUrl;
 
 /**
- * The README's Java blocks, each between a {@code // README:begin} and a {@code // README:end}
- * line. {@code ReadmeExamplesTest} checks that the README shows exactly these lines, in this
+ * The guide's (docs/guide.md) Java blocks, each between a {@code // GUIDE:begin} and a {@code // GUIDE:end}
+ * line. {@code GuideExamplesTest} checks that the guide shows exactly these lines, in this
  * order, and runs every one of them against real parts: an H2 file, the reference server on
- * loopback, a Micrometer registry. Code outside the markers is what the README names as "your
+ * loopback, a Micrometer registry. Code outside the markers is what the guide names as "your
  * own code" ({@link #markSynced}, {@link #applyNote}, the ratchet stand-in).
  */
-final class ReadmeExamples {
-  private ReadmeExamples() {}
+final class GuideExamples {
+  private GuideExamples() {}
 
   static OutboxRecord quickStart(Path file) throws SQLException {
-    // README:begin
+    // GUIDE:begin
     // file: where the database lives, e.g. DataFolder.forApplication("Notes").resolve("outbox")
     OutboxRecord queued;
     try (H2Database db = H2Database.open(file)) {                  // WRITE_DELAY=0, pooled
@@ -65,12 +65,12 @@ final class ReadmeExamples {
             OutboxCommand.of("note.put", "note-1", Map.of("id", "note-1", "body", "buy milk")));
       });                                     // committed: both durable, or neither; checked
     }
-    // README:end
+    // GUIDE:end
     return queued;
   }
 
   static OutboxRecord sqliteStart(Path file) {
-    // README:begin
+    // GUIDE:begin
     // file: for example Path.of("data/app"), which names data/app.sqlite
     OutboxRecord queued;
     try (SqliteDatabase db = SqliteDatabase.open(file)) {          // WAL, synchronous=NORMAL
@@ -89,13 +89,13 @@ final class ReadmeExamples {
             OutboxCommand.of("note.put", "note-1", Map.of("id", "note-1", "body", "buy milk")));
       });
     }
-    // README:end
+    // GUIDE:end
     return queued;
   }
 
   static Optional<OutboxRecord> replay(H2OutboxStore store, HttpUrl baseUrl,
       SessionRuntime appSession, CommandId commandId) throws InterruptedException {
-    // README:begin
+    // GUIDE:begin
     // store: the H2OutboxStore; baseUrl: the receiver's okhttp3.HttpUrl; appSession: your
     // SessionRuntime (SessionRuntime.ANONYMOUS without login); commandId: queued.commandId()
     Optional<OutboxRecord> outcome;
@@ -117,7 +117,7 @@ final class ReadmeExamples {
       // from your own network callback, if you have one:
       //   replayer.onNetworkAvailable();  replayer.onNetworkLost();  (hold replay until up)
     }
-    // README:end
+    // GUIDE:end
     return outcome;
   }
 
@@ -130,14 +130,14 @@ final class ReadmeExamples {
   }
 
   static ReceiveResult inbox(H2Database cryptoDb, byte[] ciphertext, Map<String, byte[]> history) {
-    // README:begin
+    // GUIDE:begin
     // cryptoDb: the H2Database that holds your ratchet; history: your own Map<String, byte[]>
     Inbox<Connection> inbox = Inbox.builder(H2InboxStore.create(cryptoDb),
         (Connection tx, InboxMessage m) -> Ratchet.decrypt(tx, m.scope(), m.bytes()), // same tx
         (scope, id, plaintext) -> history.put(scope + "/" + id, plaintext))         // idempotent
         .build();                                                  // replays pending projections
     ReceiveResult r = inbox.receive("alice@laptop", "msg-17", ciphertext);  // CONSUMED, ...
-    // README:end
+    // GUIDE:end
     return r;
   }
 
@@ -164,7 +164,7 @@ final class ReadmeExamples {
   }
 
   static RunningServer server(Path dataFile) throws Exception {
-    // README:begin
+    // GUIDE:begin
     // dataFile: the server's own database, for example Path.of("server-data/app")
     H2Database serverDb = H2Database.open(dataFile);
     IdempotentServer server = IdempotentServer.builder()
@@ -175,7 +175,7 @@ final class ReadmeExamples {
         })
         .start();                                 // 127.0.0.1, free port: server.baseUrl()
     // when done: server.close(), then serverDb.close()
-    // README:end
+    // GUIDE:end
     return new RunningServer(server, serverDb);
   }
 
@@ -192,7 +192,7 @@ final class ReadmeExamples {
 
   static OutboxMetrics metrics(H2OutboxStore store, OkHttpTransport transport,
       MeterRegistry meterRegistry) {
-    // README:begin
+    // GUIDE:begin
     // store, transport: as above; meterRegistry: your Micrometer MeterRegistry
     OutboxMetrics metrics = OutboxMetrics.of(store);          // outbox-micrometer
     metrics.bindTo(meterRegistry);                             // gauges: outbox.commands{status}
@@ -200,12 +200,12 @@ final class ReadmeExamples {
         .listener(metrics).build()) {                          // counters and timers from replay
       replayer.runPass();
     }
-    // README:end
+    // GUIDE:end
     return metrics;
   }
 
   static OutboxRecord ownDataSource(Path file) throws SQLException {
-    // README:begin
+    // GUIDE:begin
     // file: the database your application's pool opens, for example Path.of("data/app")
     OutboxRecord accepted;
     HikariConfig config = new HikariConfig();
@@ -220,7 +220,7 @@ final class ReadmeExamples {
       accepted = db.inTransaction(tx ->                // a transaction on appPool, then checked
           outbox.accept(tx, OutboxCommand.of("note.put", "note-2", Map.of("id", "note-2"))));
     }
-    // README:end
+    // GUIDE:end
     return accepted;
   }
 }

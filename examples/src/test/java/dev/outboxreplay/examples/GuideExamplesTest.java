@@ -29,74 +29,37 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * The README's Java blocks are {@link ReadmeExamples}' marked regions, line for line, and each
+ * The guide's ({@code docs/guide.md}) Java blocks are {@link GuideExamples}' marked regions, line for line, and each
  * one runs against real parts.
  */
-class ReadmeExamplesTest {
-  private static final Path README = Path.of("..", "README.md");
+class GuideExamplesTest {
+  private static final Path GUIDE = Path.of("..", "docs", "guide.md");
   private static final Path SOURCE =
-      Path.of("src", "test", "java", "dev", "outboxreplay", "examples", "ReadmeExamples.java");
+      Path.of("src", "test", "java", "dev", "outboxreplay", "examples", "GuideExamples.java");
 
   @TempDir Path dir;
 
   @Test
-  void theReadmeShowsExactlyTheMarkedRegionsInOrder() throws Exception {
-    List<String> readme = blocks(Files.readAllLines(README), "```java", "```");
-    List<String> source = blocks(Files.readAllLines(SOURCE), "// README:begin", "// README:end");
-    assertThat(source).as("marked regions in ReadmeExamples").hasSize(7);
-    assertThat(readme).as("the README's java blocks, against ReadmeExamples' marked regions")
+  void theGuideShowsExactlyTheMarkedRegionsInOrder() throws Exception {
+    List<String> guide = blocks(Files.readAllLines(GUIDE), "```java", "```");
+    List<String> source = blocks(Files.readAllLines(SOURCE), "// GUIDE:begin", "// GUIDE:end");
+    assertThat(source).as("marked regions in GuideExamples").hasSize(7);
+    assertThat(guide).as("the guide's java blocks, against GuideExamples' marked regions")
         .containsExactlyElementsOf(source);
-  }
-
-  @Test
-  void theBuildSnippetsNameThisVersionAndOnlyArtifactsTheBomManages() throws Exception {
-    String version = System.getProperty("project.version");
-    assertThat(version).as("project.version from the build").isNotBlank();
-    List<String> xml = blocks(Files.readAllLines(README), "```xml", "```");
-    List<String> kotlin = blocks(Files.readAllLines(README), "```kotlin", "```");
-    assertThat(xml).hasSize(1);
-    assertThat(kotlin).hasSize(1);
-    assertThat(xml.get(0)).contains("<artifactId>outbox-bom</artifactId>\n      <version>"
-        + version + "</version>");
-    assertThat(kotlin.get(0)).contains("platform(\"dev.outboxreplay:outbox-bom:" + version + "\")");
-    String bom = Files.readString(Path.of("..", "outbox-bom", "pom.xml"));
-    List<String> named = new ArrayList<>();
-    java.util.regex.Matcher m = java.util.regex.Pattern
-        .compile("<artifactId>(outbox-[a-z0-9-]+)</artifactId>").matcher(xml.get(0));
-    while (m.find()) {
-      named.add(m.group(1));
-    }
-    m = java.util.regex.Pattern.compile("\"dev\\.outboxreplay:(outbox-[a-z0-9-]+)\"")
-        .matcher(kotlin.get(0));
-    while (m.find()) {
-      named.add(m.group(1));
-    }
-    m = java.util.regex.Pattern.compile("^\\| `(outbox-[a-z0-9-]+)`", java.util.regex.Pattern.MULTILINE)
-        .matcher(Files.readString(README));
-    while (m.find()) {
-      named.add(m.group(1));
-    }
-    assertThat(named).as("artifacts the README names").contains("outbox-h2", "outbox-http", "outbox-sqlite");
-    for (String artifact : named) {
-      if (!artifact.equals("outbox-bom")) {
-        assertThat(bom).as("the BOM manages %s", artifact)
-            .contains("<artifactId>" + artifact + "</artifactId>");
-      }
-    }
   }
 
   @Test
   void quickStartCommitsTheNoteAndItsCommandTogetherAndReplayDeliversIt() throws Exception {
     Path app = dir.resolve("app");
-    OutboxRecord queued = ReadmeExamples.quickStart(app);
+    OutboxRecord queued = GuideExamples.quickStart(app);
     assertThat(queued.status()).isEqualTo(Status.QUEUED);
-    assertThat(ReadmeExamples.quickStart(app).commandId()).as("a second run, a new intent")
+    assertThat(GuideExamples.quickStart(app).commandId()).as("a second run, a new intent")
         .isNotEqualTo(queued.commandId());
 
-    try (ReadmeExamples.RunningServer running = ReadmeExamples.server(dir.resolve("server"));
+    try (GuideExamples.RunningServer running = GuideExamples.server(dir.resolve("server"));
         H2Database db = H2Database.open(app)) {
       H2OutboxStore store = H2OutboxStore.create(db);
-      Optional<OutboxRecord> outcome = ReadmeExamples.replay(store,
+      Optional<OutboxRecord> outcome = GuideExamples.replay(store,
           HttpUrl.get(running.server().baseUrl()), SessionRuntime.ANONYMOUS, queued.commandId());
       assertThat(outcome).get().extracting(OutboxRecord::status).isEqualTo(Status.ACKED);
       assertThat(store.countByStatus()).containsEntry(Status.ACKED, 2L);
@@ -114,24 +77,24 @@ class ReadmeExamplesTest {
         ciphertext[i] ^= 0x5a;
       }
       Map<String, byte[]> history = new HashMap<>();
-      assertThat(ReadmeExamples.inbox(cryptoDb, ciphertext, history).outcome())
+      assertThat(GuideExamples.inbox(cryptoDb, ciphertext, history).outcome())
           .isEqualTo(ReceiveResult.Outcome.CONSUMED);
       assertThat(history).containsOnlyKeys("alice@laptop/msg-17");
       assertThat(history.get("alice@laptop/msg-17")).isEqualTo(plain);
-      assertThat(ReadmeExamples.inbox(cryptoDb, ciphertext, history).outcome())
+      assertThat(GuideExamples.inbox(cryptoDb, ciphertext, history).outcome())
           .isEqualTo(ReceiveResult.Outcome.DUPLICATE);
     }
   }
 
   @Test
   void metricsCountTheReplay() throws Exception {
-    try (ReadmeExamples.RunningServer running = ReadmeExamples.server(dir.resolve("server"));
+    try (GuideExamples.RunningServer running = GuideExamples.server(dir.resolve("server"));
         H2Database db = H2Database.open(dir.resolve("app"))) {
       H2OutboxStore store = H2OutboxStore.create(db);
       dev.outboxreplay.Outbox.builder(store).build()
           .accept(OutboxCommand.of("note.put", "note-1", Map.of("id", "note-1")));
       SimpleMeterRegistry registry = new SimpleMeterRegistry();
-      ReadmeExamples.metrics(store,
+      GuideExamples.metrics(store,
           OkHttpTransport.builder(HttpUrl.get(running.server().baseUrl())).build(), registry);
       assertThat(registry.get("outbox.transitions").tag("to", "acked").counter().count())
           .isEqualTo(1.0);
@@ -142,7 +105,7 @@ class ReadmeExamplesTest {
 
   @Test
   void theSqliteStartCommitsTheNoteAndItsCommandTogetherInOneSqliteFile() throws Exception {
-    OutboxRecord queued = ReadmeExamples.sqliteStart(dir.resolve("lite"));
+    OutboxRecord queued = GuideExamples.sqliteStart(dir.resolve("lite"));
     assertThat(dir.resolve("lite.sqlite")).exists();
     try (SqliteDatabase db = SqliteDatabase.open(dir.resolve("lite"));
         Connection c = db.dataSource().getConnection(); Statement s = c.createStatement();
@@ -156,7 +119,7 @@ class ReadmeExamplesTest {
 
   @Test
   void anApplicationPoolGetsTheAcceptInItsOwnTransaction() throws Exception {
-    OutboxRecord accepted = ReadmeExamples.ownDataSource(dir.resolve("own"));
+    OutboxRecord accepted = GuideExamples.ownDataSource(dir.resolve("own"));
     try (H2Database db = H2Database.open(dir.resolve("own"))) {
       assertThat(H2OutboxStore.create(db).find(accepted.commandId())).get()
           .extracting(OutboxRecord::status).isEqualTo(Status.QUEUED);

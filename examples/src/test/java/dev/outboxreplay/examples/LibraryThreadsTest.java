@@ -37,7 +37,7 @@ class LibraryThreadsTest {
   void everyThreadTheLibraryStartsIsADaemon() throws Exception {
     Set<Thread> before = Thread.getAllStackTraces().keySet();
     List<Thread> started;
-    try (ReadmeExamples.RunningServer running = ReadmeExamples.server(dir.resolve("server"));
+    try (GuideExamples.RunningServer running = GuideExamples.server(dir.resolve("server"));
         H2Database db = H2Database.open(dir.resolve("app"))) {
       H2OutboxStore store = H2OutboxStore.create(db);
       OutboxRecord r = Outbox.builder(store).build()

@@ -18,16 +18,16 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * A small application compiled from the README's code ({@code ReadmeExamples.java}, unchanged)
+ * A small application compiled from the guide's code (docs/guide.md) ({@code GuideExamples.java}, unchanged)
  * and run in a child JVM with the library's jars, once on the module path as a named module and
  * once on the class path. The jars are the ones this build produced, not its class directories;
  * the module path holds only the library and what it needs at run time, so a missing
- * {@code requires}, an export the README's code needs, or a dependency that does not resolve as a
+ * {@code requires}, an export the guide's code (docs/guide.md) needs, or a dependency that does not resolve as a
  * module fails here.
  */
 class ModulePathConsumerTest {
   private static final Path EXAMPLES =
-      Path.of("src", "test", "java", "dev", "outboxreplay", "examples", "ReadmeExamples.java");
+      Path.of("src", "test", "java", "dev", "outboxreplay", "examples", "GuideExamples.java");
   private static final Path CONSUMER = Path.of("src", "test", "resources", "consumer");
   /** File-name prefixes of the jars an application using every library module needs. */
   private static final List<String> RUNTIME_JARS = List.of("outbox-core-", "outbox-jdbc-",
@@ -39,13 +39,13 @@ class ModulePathConsumerTest {
       "sqliteStart queued", "replay acked",
       "metrics 1.0", "inbox CONSUMED DUPLICATE hello", "ownDataSource queued");
 
-  private static final String CONSUMER_MAIN = "dev.outboxreplay.examples.ReadmeConsumer";
+  private static final String CONSUMER_MAIN = "dev.outboxreplay.examples.GuideConsumer";
 
   @TempDir Path dir;
 
   @Test
   void theReadmeCodeRunsAsANamedModuleOnTheModulePath() throws Exception {
-    assertThat(compileAndRun(true)).first().isEqualTo("module readme.consumer");
+    assertThat(compileAndRun(true)).first().isEqualTo("module guide.consumer");
   }
 
   @Test
@@ -54,7 +54,7 @@ class ModulePathConsumerTest {
   }
 
   /**
-   * Compiles the consumer (as the named module {@code readme.consumer}, or on the class path) and
+   * Compiles the consumer (as the named module {@code guide.consumer}, or on the class path) and
    * runs it; checks it printed every expected result, and returns what it printed.
    */
   private List<String> compileAndRun(boolean named) throws Exception {
@@ -63,7 +63,7 @@ class ModulePathConsumerTest {
     compile(sources(named), out, pathOption, runtimeJars());
     List<String> launch = new ArrayList<>(List.of(pathOption,
         out + File.pathSeparator + runtimeJars()));
-    launch.addAll(named ? List.of("--module", "readme.consumer/" + CONSUMER_MAIN)
+    launch.addAll(named ? List.of("--module", "guide.consumer/" + CONSUMER_MAIN)
         : List.of(CONSUMER_MAIN));
     List<String> output = run(launch.toArray(String[]::new));
     assertThat(output).containsSubsequence(EXPECTED_LINES);
@@ -73,8 +73,8 @@ class ModulePathConsumerTest {
   private Path sources(boolean named) throws IOException {
     Path src = dir.resolve("src");
     Path pkg = Files.createDirectories(src.resolve(Path.of("dev", "outboxreplay", "examples")));
-    Files.copy(EXAMPLES, pkg.resolve("ReadmeExamples.java"));
-    Files.copy(CONSUMER.resolve("ReadmeConsumer.java.txt"), pkg.resolve("ReadmeConsumer.java"));
+    Files.copy(EXAMPLES, pkg.resolve("GuideExamples.java"));
+    Files.copy(CONSUMER.resolve("GuideConsumer.java.txt"), pkg.resolve("GuideConsumer.java"));
     if (named) {
       Files.copy(CONSUMER.resolve("module-info.java.txt"), src.resolve("module-info.java"));
     }
