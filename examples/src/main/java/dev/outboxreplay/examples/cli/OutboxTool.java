@@ -53,6 +53,10 @@ public final class OutboxTool implements Runnable {
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
     // the pool's warnings repeat, with a stack trace, a failure the command reports in one line
     System.setProperty("org.slf4j.simpleLogger.log.com.zaxxer.hikari", "error");
+    // a background compaction that fails (out of memory, say) is tried again by the next open;
+    // a command reports in one line what happened to the file itself, never a second line
+    System.setProperty(
+        "org.slf4j.simpleLogger.log.dev.outboxreplay.h2.internal.CompactionSchedule", "error");
     // A library thread (compaction, the pool's housekeeping) that runs out of memory: the
     // command reports what it did to the file itself; the file is then left as a killed process
     // would leave it (see Cli.memoryExhausted). Other failures keep the JVM's default report.
