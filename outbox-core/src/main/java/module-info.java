@@ -11,6 +11,7 @@ module dev.outboxreplay.core {
   requires org.slf4j;
 
   exports dev.outboxreplay;
+  exports dev.outboxreplay.receiver;
   exports dev.outboxreplay.internal to
       dev.outboxreplay.jdbc,
       dev.outboxreplay.h2,

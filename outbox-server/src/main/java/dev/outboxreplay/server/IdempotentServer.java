@@ -5,11 +5,12 @@ import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.internal.Arguments;
 import dev.outboxreplay.server.internal.FaultInjection;
 import dev.outboxreplay.server.internal.IdempotencyProtocol;
-import dev.outboxreplay.server.internal.IdempotencyRecords;
+import dev.outboxreplay.receiver.IdempotencyRecordStore;
 import dev.outboxreplay.server.internal.JettyFront;
 import dev.outboxreplay.server.internal.RequestProcessor;
 import dev.outboxreplay.server.internal.RequestRouter;
 import java.io.IOException;
+import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
 import java.time.Duration;
@@ -66,25 +67,21 @@ public final class IdempotentServer implements AutoCloseable {
   /** Default time to receive a request's body once its head arrived. */
   public static final Duration DEFAULT_REQUEST_READ_TIMEOUT = Duration.ofSeconds(10);
 
-  private final IdempotencyRecords records;
+  private final IdempotencyRecordStore<Connection> records;
   private final Clock clock;
   private final JettyFront http;
   private final ScheduledExecutorService pruner;
 
   private IdempotentServer(Builder b) throws IOException {
     this.clock = b.clock;
-    b.database.migrate(IdempotencyRecords.COMPONENT, IdempotencyRecords.MIGRATIONS);
-    this.records = new IdempotencyRecords(b.database);
-    try {
-      int cleared = records.clearStarted();
-      if (cleared > 0) {
-        LOG.info("forgot {} request(s) left started by a previous process", cleared);
-      }
-    } catch (SQLException e) {
-      throw new IOException("cannot clear started idempotency records", e);
+    this.records = b.records != null ? b.records
+        : JdbcIdempotencyRecords.onH2(b.database, b.node, b.lease);
+    int released = records.releaseOwnStarted(clock.instant());
+    if (released > 0) {
+      LOG.info("{} request(s) this node left started before it restarted may be retried now",
+          released);
     }
-    IdempotencyProtocol protocol = new IdempotencyProtocol(b.database, records, clock,
-        b.retention);
+    IdempotencyProtocol protocol = new IdempotencyProtocol(records, clock, b.retention);
     RequestProcessor processor = b.faults == FaultPlan.NONE ? protocol
         : new FaultInjection(protocol, b.faults);
     RequestRouter router = new RequestRouter(b.handlers, b.tenants, processor, protocol,
@@ -164,6 +161,9 @@ public final class IdempotentServer implements AutoCloseable {
   /** Configures an {@link IdempotentServer}. */
   public static final class Builder {
     private H2Database database;
+    private IdempotencyRecordStore<Connection> records;
+    private String node = JdbcIdempotencyRecords.DEFAULT_NODE;
+    private Duration lease = JdbcIdempotencyRecords.DEFAULT_LEASE;
     private final Map<String, OperationHandler> handlers = new LinkedHashMap<>();
     private int port;
     private int threads = 16;
@@ -180,9 +180,42 @@ public final class IdempotentServer implements AutoCloseable {
 
     private Builder() {}
 
-    /** The database holding the idempotency table and the handlers' own tables. Required. */
+    /**
+     * An H2 file holding the idempotency table and the handlers' own tables: the records are
+     * {@link JdbcIdempotencyRecords#onH2} with {@link #node} and {@link #lease}. This or {@link
+     * #records} is required.
+     */
     public Builder database(H2Database database) {
       this.database = Objects.requireNonNull(database, "database == null");
+      return this;
+    }
+
+    /**
+     * The idempotency records to keep, for example {@link JdbcIdempotencyRecords#onPostgres}
+     * shared by several nodes; handlers then run in the transactions of its database. Instead
+     * of {@link #database}.
+     */
+    public Builder records(IdempotencyRecordStore<Connection> records) {
+      this.records = Objects.requireNonNull(records, "records == null");
+      return this;
+    }
+
+    /**
+     * This process's name among the receiver processes sharing the {@link #database} file
+     * (default {@value JdbcIdempotencyRecords#DEFAULT_NODE}): at start it releases the requests
+     * it left started, and only those. Give each process its own.
+     */
+    public Builder node(String node) {
+      this.node = Objects.requireNonNull(node, "node == null");
+      return this;
+    }
+
+    /**
+     * How long a claim on a key lasts before another node may take it over (default 30 s):
+     * longer than the slowest handler. A handler still running when it ends commits nothing.
+     */
+    public Builder lease(Duration lease) {
+      this.lease = Objects.requireNonNull(lease, "lease == null");
       return this;
     }
 
@@ -294,8 +327,8 @@ public final class IdempotentServer implements AutoCloseable {
      * @throws IOException when the port cannot be bound or the database cannot be prepared
      */
     public IdempotentServer start() throws IOException {
-      if (database == null) {
-        throw new IllegalStateException("database is required");
+      if ((database == null) == (records == null)) {
+        throw new IllegalStateException("give exactly one of database(...) and records(...)");
       }
       if (handlers.isEmpty()) {
         throw new IllegalStateException("register at least one handler");

@@ -5,7 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.outboxreplay.HttpContract;
 import dev.outboxreplay.jdbc.Durability;
 import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.server.internal.IdempotencyRecords;
+import dev.outboxreplay.receiver.Claim;
+import dev.outboxreplay.receiver.StoredAnswer;
 import dev.outboxreplay.testkit.Counters;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -30,22 +31,26 @@ class ServerDurabilityTest {
   void everyIdempotencyRecordWriteSyncsInPowerLossSafeMode() throws Exception {
     try (H2Database db = H2Database.builder().file(dir.resolve("server"))
         .durability(Durability.POWER_LOSS_SAFE).build()) {
-      db.migrate(IdempotencyRecords.COMPONENT, IdempotencyRecords.MIGRATIONS);
-      IdempotencyRecords records = new IdempotencyRecords(db);
+      JdbcIdempotencyRecords records = JdbcIdempotencyRecords.onH2(db, "local",
+          Duration.ofSeconds(30));
       Instant now = Instant.parse("2026-12-01T00:00:00Z");
       byte[] hash = new byte[32];
-      syncs(db, "start", () -> records.start("t", "k1", "note.put", hash, now,
-          now.plusSeconds(3600)));
+      Claim.Owned first = (Claim.Owned) syncs(db, "claim", () -> records.claim("t", "k1",
+          "note.put", hash, now, now.plusSeconds(3600)));
       syncs(db, "fail", () -> {
-        records.fail("t", "k1", "handler failed", now);
+        records.fail(first, "handler failed", now);
         return null;
       });
-      syncs(db, "start after a failure", () -> records.start("t", "k1", "note.put", hash, now,
-          now.plusSeconds(3600)));
-      syncs(db, "clearStarted", records::clearStarted);
-      records.start("t", "k2", "note.put", hash, now, now.plusSeconds(1));
-      records.fail("t", "k2", "handler failed", now);
-      syncs(db, "pruneExpired", () -> records.pruneExpired(now.plusSeconds(60), 100));
+      Claim.Owned again = (Claim.Owned) syncs(db, "claim after a failure", () -> records.claim(
+          "t", "k1", "note.put", hash, now, now.plusSeconds(3600)));
+      syncs(db, "complete", () -> records.complete(again,
+          tx -> new StoredAnswer(201, "application/json", new byte[] {'{', '}'}), now));
+      records.claim("t", "k2", "note.put", hash, now, now.plusSeconds(1));
+      syncs(db, "releaseOwnStarted", () -> records.releaseOwnStarted(now));
+      Claim.Owned k2 = (Claim.Owned) records.claim("t", "k2", "note.put", hash, now,
+          now.plusSeconds(1));
+      records.fail(k2, "handler failed", now);
+      syncs(db, "pruneExpired", () -> records.pruneExpired(now.plusSeconds(7200), 100));
       assertThat(records.count()).isZero();
     }
   }

@@ -27,10 +27,13 @@ public final class OutboxTables {
   public static final String COMPONENT = "outbox";
   /** Component name of the inbox table in {@code outbox_schema_history}. */
   public static final String INBOX_COMPONENT = "inbox";
-  /** The tables the library makes, in any layout and either component, in lower case. */
+  /**
+   * The tables the library makes, in any layout and any component (the reference receiver's
+   * idempotency records included), in lower case.
+   */
   public static final Set<String> LIBRARY_TABLES = Set.of(
       "outbox_schema_history", "outbox_schema_lock", "outbox_command", "outbox_audit",
-      "outbox_fencing", "inbox_message");
+      "outbox_fencing", "inbox_message", "server_idempotency");
   /** Format version written into each row's {@code schema_version}. */
   public static final int ROW_FORMAT = 1;
 
