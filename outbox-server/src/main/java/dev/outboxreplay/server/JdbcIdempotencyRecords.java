@@ -108,7 +108,7 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
    */
   public static JdbcIdempotencyRecords onPostgres(DataSource dataSource, String node,
       Duration lease) {
-    PostgresMigrations.migrate(dataSource, POSTGRES_MIGRATIONS);
+    PostgresMigrations.migrate(dataSource, COMPONENT, POSTGRES_MIGRATIONS);
     return new JdbcIdempotencyRecords(dataSource, c -> { }, node, lease);
   }
 
@@ -293,8 +293,9 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
         StoredAnswer answer = state != RecordState.COMMITTED ? null
             : new StoredAnswer(rs.getInt(3), rs.getString(4),
                 rs.getBytes(5) == null ? new byte[0] : rs.getBytes(5));
+        Instant lease = state == RecordState.STARTED ? Instant.ofEpochMilli(rs.getLong(8)) : null;
         return Optional.of(new Seen(new IdempotencyRecord(state, rs.getBytes(2), answer,
-            rs.getString(6)), rs.getLong(7), rs.getLong(8)));
+            rs.getString(6), lease), rs.getLong(7), rs.getLong(8)));
       }
     }
   }

@@ -10,6 +10,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.util.ArrayList;
 import java.util.List;
+import javax.sql.DataSource;
 
 /**
  * The reference application the tests, the demo and the benchmarks run against: operation
@@ -31,12 +32,29 @@ public final class NotesApplication {
               + "idempotency_key)",
           "CREATE INDEX IF NOT EXISTS idx_note_effect_entity ON note_effect (entity, arrival)")));
 
-  private final H2Database database;
+  private final DataSource dataSource;
+  private final String arrivalColumn;
 
   /** Creates the application's table in {@code database}. */
   public NotesApplication(H2Database database) {
-    this.database = database;
     database.migrate("notes-app", MIGRATIONS);
+    this.dataSource = database.dataSource();
+    this.arrivalColumn = "ARRIVAL";
+  }
+
+  private NotesApplication(DataSource dataSource, String arrivalColumn) {
+    this.dataSource = dataSource;
+    this.arrivalColumn = arrivalColumn;
+  }
+
+  /**
+   * The application on a PostgreSQL database that several receiver nodes share (its handler
+   * runs in the transactions of {@link JdbcIdempotencyRecords#onPostgres} on the same
+   * database); creates its table there.
+   */
+  public static NotesApplication onPostgres(DataSource dataSource) {
+    PostgresMigrations.migrate(dataSource, "notes-app", MIGRATIONS);
+    return new NotesApplication(dataSource, "arrival");
   }
 
   /** The handler to register for {@link #OPERATION}. */
@@ -53,7 +71,7 @@ public final class NotesApplication {
       }
       long arrival;
       try (PreparedStatement ps = tx.prepareStatement("INSERT INTO note_effect (tenant, "
-          + "idempotency_key, entity, seq) VALUES (?, ?, ?, ?)", new String[] {"ARRIVAL"})) {
+          + "idempotency_key, entity, seq) VALUES (?, ?, ?, ?)", new String[] {arrivalColumn})) {
         ps.setString(1, request.tenant());
         ps.setString(2, request.idempotencyKey());
         ps.setString(3, note.path("entity").asText(null));
@@ -82,12 +100,12 @@ public final class NotesApplication {
   /** Keys applied more than once (should always be 0). */
   public long keysAppliedMoreThanOnce() throws SQLException {
     return query("SELECT COUNT(*) FROM (SELECT tenant, idempotency_key FROM note_effect "
-        + "GROUP BY tenant, idempotency_key HAVING COUNT(*) > 1)");
+        + "GROUP BY tenant, idempotency_key HAVING COUNT(*) > 1) AS repeated");
   }
 
   /** The {@code seq} values of one entity's effects in arrival order. */
   public List<Long> arrivalOrder(String entity) throws SQLException {
-    try (Connection c = database.dataSource().getConnection();
+    try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(
             "SELECT seq FROM note_effect WHERE entity = ? ORDER BY arrival")) {
       ps.setString(1, entity);
@@ -102,7 +120,7 @@ public final class NotesApplication {
   }
 
   private long query(String sql, String... parameters) throws SQLException {
-    try (Connection c = database.dataSource().getConnection();
+    try (Connection c = dataSource.getConnection();
         PreparedStatement ps = c.prepareStatement(sql)) {
       for (int i = 0; i < parameters.length; i++) {
         ps.setString(i + 1, parameters[i]);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxreplay.receiver.IdempotencyRecordStore;
 import dev.outboxreplay.testkit.IdempotencyRecordStoreContract;
+import dev.outboxreplay.testkit.LoopbackPostgres;
 import dev.outboxreplay.testkit.ListeningSockets;
 import java.nio.file.Path;
 import java.sql.Connection;

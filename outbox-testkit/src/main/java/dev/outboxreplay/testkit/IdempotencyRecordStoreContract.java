@@ -212,6 +212,9 @@ public abstract class IdempotencyRecordStoreContract<T> {
     Claim.Owned stalled = (Claim.Owned) claim(a, "k1", "p", T0);
     assertThat(claim(b, "k1", "p", T0.plus(LEASE).minusMillis(1)))
         .as("within the lease").isInstanceOf(Claim.Standing.class);
+    IdempotencyRecord running = b.find("tenant-1", "k1").orElseThrow();
+    assertThat(running.abandonedAt(T0.plus(LEASE).minusMillis(1))).isFalse();
+    assertThat(running.abandonedAt(T0.plus(LEASE))).as("its lease ended").isTrue();
     CountDownLatch effectWritten = new CountDownLatch(1);
     CountDownLatch takenOver = new CountDownLatch(1);
     ExecutorService slowNode = Executors.newSingleThreadExecutor();
@@ -261,6 +264,10 @@ public abstract class IdempotencyRecordStoreContract<T> {
     claim(b, "held-by-b", "p", T0);
     IdempotencyRecordStore<T> restartedA = openStore(directory, "node-a");
     assertThat(restartedA.releaseOwnStarted(T0.plusSeconds(1))).isEqualTo(1);
+    assertThat(restartedA.find("tenant-1", "left-by-a").orElseThrow()
+        .abandonedAt(T0.plusSeconds(1))).as("released: reconciled as failed").isTrue();
+    assertThat(restartedA.find("tenant-1", "held-by-b").orElseThrow()
+        .abandonedAt(T0.plusSeconds(1))).isFalse();
     assertThat(claim(restartedA, "left-by-a", "p", T0.plusSeconds(1)))
         .isInstanceOf(Claim.Owned.class);
     assertThat(claim(restartedA, "held-by-b", "p", T0.plusSeconds(1)))

@@ -1,7 +1,10 @@
 package dev.outboxreplay.examples.cli;
 
+import com.zaxxer.hikari.HikariConfig;
+import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.server.IdempotentServer;
+import dev.outboxreplay.server.JdbcIdempotencyRecords;
 import dev.outboxreplay.server.NotesApplication;
 import dev.outboxreplay.server.TenantResolver;
 import java.io.IOException;
@@ -21,7 +24,10 @@ import picocli.CommandLine;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 
-/** {@code outbox serve}: the reference idempotent server with the notes application. */
+/**
+ * {@code outbox serve}: the reference idempotent server with the notes application, on an H2
+ * file ({@code --db}) or as one node of several on a shared PostgreSQL ({@code --postgres}).
+ */
 @Command(name = "serve", mixinStandardHelpOptions = true,
     description = "Run the reference idempotent server (operation note.put) on 127.0.0.1.")
 final class ServeCommand implements Callable<Integer> {
@@ -30,8 +36,21 @@ final class ServeCommand implements Callable<Integer> {
   @Option(names = "--port", defaultValue = "0", description = "Port (default: a free one).")
   int port;
 
-  @Option(names = "--db", required = true, description = "Server database file.")
+  @Option(names = "--db", description = "Server database file (H2). This or --postgres.")
   Path db;
+
+  @Option(names = "--postgres", paramLabel = "JDBC_URL", description = "A PostgreSQL database "
+      + "that several nodes share, e.g. jdbc:postgresql://127.0.0.1:5432/receiver?user=app. "
+      + "The password comes from --postgres-password-file or PGPASSWORD, never from here.")
+  String postgres;
+
+  @Option(names = "--postgres-password-file", paramLabel = "FILE", description = "A file whose "
+      + "first line is the PostgreSQL password (default: the PGPASSWORD environment variable).")
+  Path passwordFile;
+
+  @Option(names = "--node", description = "This node's name among the nodes on one database: "
+      + "its own, and the same across its restarts (required with --postgres; default local).")
+  String node;
 
   @Option(names = "--tokens", paramLabel = "FILE", description = "File of '<token> <tenant>' "
       + "lines: requests must carry one of these bearer tokens, and act for its tenant. Without "
@@ -49,15 +68,19 @@ final class ServeCommand implements Callable<Integer> {
       }
       TenantResolver tenants = tokens == null ? TenantResolver.TENANT_HEADER_UNAUTHENTICATED
           : TenantResolver.bearerTokens(readTokens(tokens));
+      if ((db == null) == (postgres == null)) {
+        throw new Cli.Failure(Cli.BAD_INPUT, "give --db FILE (H2) or --postgres JDBC_URL");
+      }
       requireFreePort(port); // before the database file is created
-      H2Database database = H2Database.open(db);
+      Opened opened = postgres != null ? openPostgres() : openH2();
       IdempotentServer server;
       try {
-        server = IdempotentServer.builder().database(database).port(port).tenants(tenants)
-            .handler(NotesApplication.OPERATION, new NotesApplication(database).handler())
-            .start();
+        IdempotentServer.Builder builder = IdempotentServer.builder().port(port)
+            .tenants(tenants).handler(NotesApplication.OPERATION, opened.notes.handler());
+        server = (opened.records != null ? builder.records(opened.records)
+            : builder.database(opened.h2).node(node == null ? "local" : node)).start();
       } catch (IOException | RuntimeException e) {
-        database.close();
+        opened.close();
         throw new Cli.Failure(Cli.BAD_INPUT, "cannot serve on 127.0.0.1:" + port + ": " + e);
       }
       if (tokens == null) {
@@ -66,14 +89,89 @@ final class ServeCommand implements Callable<Integer> {
       }
       Runtime.getRuntime().addShutdownHook(new Thread(() -> {
         server.close();
-        database.close();
+        opened.close();
       }));
-      spec.commandLine().getOut().println("serving " + server.baseUrl() + " (POST /"
+      spec.commandLine().getOut().println("serving " + server.baseUrl()
+          + (postgres != null ? " as node " + node : "") + " (POST /"
           + NotesApplication.OPERATION + ", GET /_outbox/reconcile); Ctrl-C stops");
       spec.commandLine().getOut().flush();
       new CountDownLatch(1).await();
       return Cli.OK;
     });
+  }
+
+  /** What the server keeps its records and the notes application's effects in. */
+  private record Opened(H2Database h2, HikariDataSource pool,
+      JdbcIdempotencyRecords records, NotesApplication notes) {
+    void close() {
+      if (h2 != null) {
+        h2.close();
+      }
+      if (pool != null) {
+        pool.close();
+      }
+    }
+  }
+
+  private Opened openH2() {
+    H2Database database = H2Database.open(db);
+    try {
+      return new Opened(database, null, null, new NotesApplication(database));
+    } catch (RuntimeException e) {
+      database.close();
+      throw e;
+    }
+  }
+
+  /** A pool to the shared PostgreSQL database, the records on it, and the notes table. */
+  private Opened openPostgres() {
+    if (!postgres.startsWith("jdbc:postgresql:")) {
+      throw new Cli.Failure(Cli.BAD_INPUT, "--postgres takes a jdbc:postgresql: URL");
+    }
+    if (postgres.toLowerCase(java.util.Locale.ROOT).contains("password=")) {
+      throw new Cli.Failure(Cli.BAD_INPUT, "--postgres: a password in the URL is on the "
+          + "command line, where other local users can read it; put it in "
+          + "--postgres-password-file or PGPASSWORD");
+    }
+    if (node == null || node.isBlank()) {
+      throw new Cli.Failure(Cli.BAD_INPUT, "--node NAME is required with --postgres: each "
+          + "node's own name, the same across its restarts");
+    }
+    HikariConfig config = new HikariConfig();
+    config.setJdbcUrl(postgres);
+    config.setPoolName("receiver-" + node);
+    config.setMaximumPoolSize(20);
+    String password = passwordFile != null
+        ? Cli.readSecret(spec, "--postgres-password-file", passwordFile)
+        : System.getenv("PGPASSWORD");
+    if (password != null) {
+      config.setPassword(password);
+    }
+    HikariDataSource pool;
+    try {
+      pool = new HikariDataSource(config);
+    } catch (RuntimeException e) {
+      // the driver's message names host and database, never the password
+      throw new Cli.Failure(Cli.BAD_INPUT, "cannot reach PostgreSQL at " + postgres + ": "
+          + rootMessage(e));
+    }
+    try {
+      JdbcIdempotencyRecords records = JdbcIdempotencyRecords.onPostgres(pool, node,
+          JdbcIdempotencyRecords.DEFAULT_LEASE);
+      return new Opened(null, pool, records, NotesApplication.onPostgres(pool));
+    } catch (RuntimeException e) {
+      pool.close();
+      throw new Cli.Failure(Cli.BAD_INPUT, "cannot prepare the receiver's tables: "
+          + rootMessage(e));
+    }
+  }
+
+  private static String rootMessage(Throwable e) {
+    Throwable root = e;
+    while (root.getCause() != null && root.getCause() != root) {
+      root = root.getCause();
+    }
+    return root.getMessage();
   }
 
   /** Exit 2 with one line when another process listens on {@code port} of 127.0.0.1. */

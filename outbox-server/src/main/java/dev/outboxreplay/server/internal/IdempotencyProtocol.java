@@ -115,7 +115,15 @@ public final class IdempotencyProtocol implements RequestProcessor {
         }
         case FAILED -> answer.put("status", ReconcileStatus.FAILED.wireName())
             .put("error", r.error());
-        case STARTED -> answer.put("status", ReconcileStatus.PROCESSING.wireName());
+        case STARTED -> {
+          if (r.abandonedAt(clock.instant())) {
+            // its node stopped before committing; a resend with the key takes it over
+            answer.put("status", ReconcileStatus.FAILED.wireName())
+                .put("error", "abandoned: the node processing it stopped before committing");
+          } else {
+            answer.put("status", ReconcileStatus.PROCESSING.wireName());
+          }
+        }
       }
     }
     try {

