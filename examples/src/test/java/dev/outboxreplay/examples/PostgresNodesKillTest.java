@@ -15,6 +15,7 @@ import dev.outboxreplay.sqlite.SqliteDatabase;
 import dev.outboxreplay.sqlite.SqliteOutboxStore;
 import dev.outboxreplay.testkit.ChildJvm;
 import dev.outboxreplay.testkit.LoopbackPostgres;
+import dev.outboxreplay.testkit.LoopbackRelay;
 import dev.outboxreplay.testkit.Seeds;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -53,7 +54,7 @@ class PostgresNodesKillTest {
       List<ChildJvm> nodes = new ArrayList<>();
       nodes.add(startNode(url, "node-1", seed, 0));
       nodes.add(startNode(url, "node-2", seed + 1, 0));
-      try (SpreadingRelay relay = new SpreadingRelay(port(nodes.get(0)), port(nodes.get(1)));
+      try (LoopbackRelay relay = new LoopbackRelay(port(nodes.get(0)), port(nodes.get(1)));
           HikariDataSource pool = postgres.pool(database, 2);
           SqliteDatabase client = SqliteDatabase.open(dir.resolve("client"))) {
         NotesApplication notes = NotesApplication.onPostgres(pool);
@@ -93,7 +94,7 @@ class PostgresNodesKillTest {
             nodes.get(index).kill();                        // SIGKILL, requests in flight
             ChildJvm restarted = startNode(url, name, seed + 10 * kill, kill);
             nodes.set(index, restarted);
-            relay.nodeMoved(index, port(restarted));
+            relay.moved(index, port(restarted));
           }
           boolean drained = replayer.awaitDrained(Duration.ofMinutes(2));
           if (!drained) {

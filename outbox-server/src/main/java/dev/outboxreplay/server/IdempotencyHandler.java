@@ -131,11 +131,8 @@ public final class IdempotencyHandler extends Handler.Abstract {
 
     /** Answers {@code POST /{operation}} with {@code handler}. */
     public Builder handler(String operation, OperationHandler handler) {
-      if (operation == null || operation.isBlank() || operation.contains("/")) {
-        throw new IllegalArgumentException("operation must be non-blank without '/': "
-            + operation);
-      }
-      handlers.put(operation, Objects.requireNonNull(handler, "handler == null"));
+      handlers.put(Operations.requireName(operation),
+          Objects.requireNonNull(handler, "handler == null"));
       return this;
     }
 

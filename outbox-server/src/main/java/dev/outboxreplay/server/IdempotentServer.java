@@ -221,11 +221,8 @@ public final class IdempotentServer implements AutoCloseable {
 
     /** Routes {@code POST /{operation}} to {@code handler}. */
     public Builder handler(String operation, OperationHandler handler) {
-      if (operation == null || operation.isBlank() || operation.contains("/")) {
-        throw new IllegalArgumentException("operation must be non-blank without '/': "
-            + operation);
-      }
-      handlers.put(operation, Objects.requireNonNull(handler, "handler == null"));
+      handlers.put(Operations.requireName(operation),
+          Objects.requireNonNull(handler, "handler == null"));
       return this;
     }
 

@@ -10,6 +10,7 @@ import dev.outboxreplay.server.HandlerResponse;
 import dev.outboxreplay.server.IdempotentServer;
 import dev.outboxreplay.server.ServerRequest;
 import dev.outboxreplay.testkit.ChildJvm;
+import dev.outboxreplay.testkit.LoopbackRelay;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
