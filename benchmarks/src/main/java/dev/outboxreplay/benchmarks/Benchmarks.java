@@ -45,6 +45,8 @@ public final class Benchmarks {
         figures.addAll(new StalledClientsProbe(new int[] {16, 128, 255}, 20).run());
         figures.addAll(new EngineBenchmark(10_000, 8, 4).run());
       }
+      case "receiver-pg" -> figures.addAll(new PostgresReceiverBenchmark(intArg(args, 1, 5_000),
+          intArg(args, 2, 8), intArg(args, 3, 3)).run());
       case "engines" -> figures.addAll(new EngineBenchmark(intArg(args, 1, 10_000),
           intArg(args, 2, 8), intArg(args, 3, 4)).run());
       case "accept" -> figures.addAll(new AcceptBenchmark(
