@@ -19,6 +19,7 @@ import java.time.Instant;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.function.BiFunction;
 import javax.sql.DataSource;
 
 /**
@@ -69,24 +70,38 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
           "CREATE INDEX IF NOT EXISTS idx_server_idempotency_expires "
               + "ON server_idempotency (expires_at)")));
 
+  /** SQL state of a unique-key violation, the same on H2 and PostgreSQL. */
+  private static final String UNIQUE_VIOLATION = "23505";
+
   private static final String COLUMNS = "status, payload_hash, response_status, "
       + "response_content_type, response_body, error, fence, lease_expires_at";
 
   private final DataSource dataSource;
-  private final AfterCommit afterCommit;
+  private final Engine engine;
   private final String node;
   private final Duration lease;
 
-  /** What must run after each commit on this database (H2's check of the commit's outcome). */
+  /**
+   * What differs between the engines: the check after each commit (H2's of the commit's
+   * outcome), and how a failed statement becomes a retryable or fatal storage exception.
+   */
+  private record Engine(AfterCommit afterCommit,
+      BiFunction<String, SQLException, OutboxStorageException> onStatement) {}
+
   @FunctionalInterface
-  interface AfterCommit {
+  private interface AfterCommit {
     void check(Connection committed) throws SQLException;
   }
 
-  private JdbcIdempotencyRecords(DataSource dataSource, AfterCommit afterCommit, String node,
+  @FunctionalInterface
+  private interface Binder {
+    void bind(PreparedStatement statement) throws SQLException;
+  }
+
+  private JdbcIdempotencyRecords(DataSource dataSource, Engine engine, String node,
       Duration lease) {
     this.dataSource = Objects.requireNonNull(dataSource, "dataSource == null");
-    this.afterCommit = afterCommit;
+    this.engine = engine;
     this.node = requireNode(node);
     this.lease = requireLease(lease);
   }
@@ -97,7 +112,8 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
    */
   public static JdbcIdempotencyRecords onH2(H2Database database, String node, Duration lease) {
     database.migrate(COMPONENT, H2_MIGRATIONS);
-    return new JdbcIdempotencyRecords(database.dataSource(), database::afterCommit, node, lease);
+    return new JdbcIdempotencyRecords(database.dataSource(),
+        new Engine(database::afterCommit, database::onStatement), node, lease);
   }
 
   /**
@@ -109,7 +125,8 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
   public static JdbcIdempotencyRecords onPostgres(DataSource dataSource, String node,
       Duration lease) {
     PostgresMigrations.migrate(dataSource, COMPONENT, POSTGRES_MIGRATIONS);
-    return new JdbcIdempotencyRecords(dataSource, c -> { }, node, lease);
+    return new JdbcIdempotencyRecords(dataSource,
+        new Engine(c -> { }, JdbcIdempotencyRecords::onPostgresStatement), node, lease);
   }
 
   private static String requireNode(String node) {
@@ -142,20 +159,19 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
         Optional<Seen> seen = find(c, tenant, key);
         if (seen.isEmpty()) {
           if (insertStarted(c, tenant, key, operation, payloadHash, now, expiresAt)) {
-            afterCommit.check(c);
+            engine.afterCommit().check(c);
             return new Claim.Owned(tenant, key, 1);
           }
           continue; // a concurrent first claim inserted it: read what it made
         }
         Seen s = seen.get();
         boolean takeable = s.record.samePayload(payloadHash)
-            && (s.record.state() == RecordState.FAILED
-                || s.record.state() == RecordState.STARTED && s.leaseExpiresAt <= now.toEpochMilli());
+            && (s.record.state() == RecordState.FAILED || s.record.abandonedAt(now));
         if (!takeable) {
           return new Claim.Standing(s.record);
         }
         if (takeOver(c, tenant, key, s, now)) {
-          afterCommit.check(c);
+          engine.afterCommit().check(c);
           return new Claim.Owned(tenant, key, s.fence + 1);
         }
         if (round > 100) {
@@ -165,7 +181,7 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
         // another node took it over, or finished it, between the read and the update: read again
       }
     } catch (SQLException e) {
-      throw storage("claim", e);
+      throw engine.onStatement().apply("claim", e);
     }
   }
 
@@ -187,7 +203,7 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
       ps.executeUpdate();
       return true;
     } catch (SQLException e) {
-      if ("23505".equals(e.getSQLState()) || H2Database.isUniqueViolation(e)) {
+      if (UNIQUE_VIOLATION.equals(e.getSQLState())) {
         return false;
       }
       throw e;
@@ -244,28 +260,21 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
         }
         throw e;
       }
-      afterCommit.check(tx);
+      engine.afterCommit().check(tx);
       return answer;
     }
   }
 
   @Override
   public void fail(Claim.Owned claim, String error, Instant now) {
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement("UPDATE server_idempotency SET "
-            + "status = 'failed', error = ?, updated_at = ? WHERE tenant = ? "
-            + "AND idempotency_key = ? AND status = 'started' AND fence = ?")) {
-      c.setAutoCommit(true);
-      ps.setString(1, error.length() > 1000 ? error.substring(0, 1000) : error);
-      ps.setLong(2, now.toEpochMilli());
-      ps.setString(3, claim.tenant());
-      ps.setString(4, claim.key());
-      ps.setLong(5, claim.fence());
-      ps.executeUpdate();
-      afterCommit.check(c);
-    } catch (SQLException e) {
-      throw storage("fail", e);
-    }
+    update("fail", "UPDATE server_idempotency SET status = 'failed', error = ?, updated_at = ? "
+        + "WHERE tenant = ? AND idempotency_key = ? AND status = 'started' AND fence = ?", ps -> {
+          ps.setString(1, error.length() > 1000 ? error.substring(0, 1000) : error);
+          ps.setLong(2, now.toEpochMilli());
+          ps.setString(3, claim.tenant());
+          ps.setString(4, claim.key());
+          ps.setLong(5, claim.fence());
+        });
   }
 
   @Override
@@ -273,11 +282,11 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
     try (Connection c = dataSource.getConnection()) {
       return find(c, tenant, key).map(s -> s.record);
     } catch (SQLException e) {
-      throw storage("find", e);
+      throw engine.onStatement().apply("find", e);
     }
   }
 
-  private record Seen(IdempotencyRecord record, long fence, long leaseExpiresAt) {}
+  private record Seen(IdempotencyRecord record, long fence) {}
 
   private static Optional<Seen> find(Connection c, String tenant, String key)
       throws SQLException {
@@ -295,45 +304,44 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
                 rs.getBytes(5) == null ? new byte[0] : rs.getBytes(5));
         Instant lease = state == RecordState.STARTED ? Instant.ofEpochMilli(rs.getLong(8)) : null;
         return Optional.of(new Seen(new IdempotencyRecord(state, rs.getBytes(2), answer,
-            rs.getString(6), lease), rs.getLong(7), rs.getLong(8)));
+            rs.getString(6), lease), rs.getLong(7)));
       }
     }
   }
 
   @Override
   public int releaseOwnStarted(Instant now) {
-    try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement("UPDATE server_idempotency SET "
-            + "lease_expires_at = ? WHERE status = 'started' AND owner = ? "
-            + "AND lease_expires_at > ?")) {
-      c.setAutoCommit(true);
-      ps.setLong(1, now.toEpochMilli());
-      ps.setString(2, node);
-      ps.setLong(3, now.toEpochMilli());
-      int released = ps.executeUpdate();
-      afterCommit.check(c);
-      return released;
-    } catch (SQLException e) {
-      throw storage("release", e);
-    }
+    return update("release", "UPDATE server_idempotency SET lease_expires_at = ? "
+        + "WHERE status = 'started' AND owner = ? AND lease_expires_at > ?", ps -> {
+          ps.setLong(1, now.toEpochMilli());
+          ps.setString(2, node);
+          ps.setLong(3, now.toEpochMilli());
+        });
   }
 
   @Override
   public int pruneExpired(Instant now, int batch) {
+    return update("prune", "DELETE FROM server_idempotency "
+        + "WHERE (tenant, idempotency_key) IN (SELECT tenant, idempotency_key "
+        + "FROM server_idempotency WHERE expires_at < ? "
+        + "AND (status <> 'started' OR lease_expires_at <= ?) LIMIT ?)", ps -> {
+          ps.setLong(1, now.toEpochMilli());
+          ps.setLong(2, now.toEpochMilli());
+          ps.setInt(3, batch);
+        });
+  }
+
+  /** One statement in a transaction of its own; the rows it changed. */
+  private int update(String action, String sql, Binder binder) {
     try (Connection c = dataSource.getConnection();
-        PreparedStatement ps = c.prepareStatement("DELETE FROM server_idempotency "
-            + "WHERE (tenant, idempotency_key) IN (SELECT tenant, idempotency_key "
-            + "FROM server_idempotency WHERE expires_at < ? "
-            + "AND (status <> 'started' OR lease_expires_at <= ?) LIMIT ?)")) {
+        PreparedStatement ps = c.prepareStatement(sql)) {
       c.setAutoCommit(true);
-      ps.setLong(1, now.toEpochMilli());
-      ps.setLong(2, now.toEpochMilli());
-      ps.setInt(3, batch);
-      int deleted = ps.executeUpdate();
-      afterCommit.check(c);
-      return deleted;
+      binder.bind(ps);
+      int changed = ps.executeUpdate();
+      engine.afterCommit().check(c);
+      return changed;
     } catch (SQLException e) {
-      throw storage("prune", e);
+      throw engine.onStatement().apply(action, e);
     }
   }
 
@@ -344,14 +352,18 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
       rs.next();
       return rs.getLong(1);
     } catch (SQLException e) {
-      throw storage("count", e);
+      throw engine.onStatement().apply("count", e);
     }
   }
 
-  private static OutboxStorageException storage(String action, SQLException e) {
+  /**
+   * A failed statement on PostgreSQL: retryable for a connection failure (class 08), a
+   * serialization failure or deadlock (class 40) and a lock not obtained (55P03).
+   */
+  private static OutboxStorageException onPostgresStatement(String action, SQLException e) {
     String state = e.getSQLState();
     boolean passing = state != null && (state.startsWith("08") || state.startsWith("40")
-        || state.equals("55P03") || state.equals("HYT00"));
+        || state.equals("55P03"));
     return new OutboxStorageException("idempotency records: " + action + " failed: "
         + e.getMessage(), e, passing);
   }

@@ -8,6 +8,7 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
+import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
@@ -33,18 +34,15 @@ public final class NotesApplication {
           "CREATE INDEX IF NOT EXISTS idx_note_effect_entity ON note_effect (entity, arrival)")));
 
   private final DataSource dataSource;
-  private final String arrivalColumn;
 
   /** Creates the application's table in {@code database}. */
   public NotesApplication(H2Database database) {
+    this(database.dataSource());
     database.migrate("notes-app", MIGRATIONS);
-    this.dataSource = database.dataSource();
-    this.arrivalColumn = "ARRIVAL";
   }
 
-  private NotesApplication(DataSource dataSource, String arrivalColumn) {
+  private NotesApplication(DataSource dataSource) {
     this.dataSource = dataSource;
-    this.arrivalColumn = arrivalColumn;
   }
 
   /**
@@ -54,7 +52,7 @@ public final class NotesApplication {
    */
   public static NotesApplication onPostgres(DataSource dataSource) {
     PostgresMigrations.migrate(dataSource, "notes-app", MIGRATIONS);
-    return new NotesApplication(dataSource, "arrival");
+    return new NotesApplication(dataSource);
   }
 
   /** The handler to register for {@link #OPERATION}. */
@@ -71,7 +69,8 @@ public final class NotesApplication {
       }
       long arrival;
       try (PreparedStatement ps = tx.prepareStatement("INSERT INTO note_effect (tenant, "
-          + "idempotency_key, entity, seq) VALUES (?, ?, ?, ?)", new String[] {arrivalColumn})) {
+          + "idempotency_key, entity, seq) VALUES (?, ?, ?, ?)",
+          Statement.RETURN_GENERATED_KEYS)) {
         ps.setString(1, request.tenant());
         ps.setString(2, request.idempotencyKey());
         ps.setString(3, note.path("entity").asText(null));

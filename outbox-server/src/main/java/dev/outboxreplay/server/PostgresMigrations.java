@@ -8,6 +8,7 @@ import java.sql.ResultSet;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.List;
+import javax.sql.DataSource;
 
 /**
  * Append-only schema steps on PostgreSQL, for the receiver's tables and a handler's own: the
@@ -22,14 +23,13 @@ public final class PostgresMigrations {
 
   private PostgresMigrations() {}
 
-  // migrate: public for a handler's own tables on the receiver's database
-
   /**
-   * Applies the steps of {@code component} that the database has not recorded yet.
+   * Applies the steps of {@code component} that the database has not recorded yet (the
+   * receiver's records, the reference application's table, or a handler's own tables).
    *
    * @return the component's version now
    */
-  public static int migrate(javax.sql.DataSource dataSource, String component, List<Migration> steps) {
+  public static int migrate(DataSource dataSource, String component, List<Migration> steps) {
     try (Connection c = dataSource.getConnection()) {
       c.setAutoCommit(false);
       try (Statement s = c.createStatement()) {
