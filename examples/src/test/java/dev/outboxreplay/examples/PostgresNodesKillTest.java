@@ -26,6 +26,7 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.LongStream;
 import okhttp3.HttpUrl;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -143,11 +144,8 @@ class PostgresNodesKillTest {
     return Integer.parseInt(line.substring(5));
   }
 
-  private static void awaitEffects(NotesApplication notes, long atLeast) throws Exception {
-    long deadline = System.nanoTime() + Duration.ofMinutes(3).toNanos();
-    while (notes.totalEffects() < atLeast) {
-      assertThat(System.nanoTime()).as("waited for %d effects", atLeast).isLessThan(deadline);
-      Thread.sleep(20); // polling real processes' effects, bounded by the deadline above
-    }
+  private static void awaitEffects(NotesApplication notes, long atLeast) {
+    Awaitility.await("at least " + atLeast + " effects").atMost(Duration.ofMinutes(3))
+        .pollInterval(Duration.ofMillis(20)).until(notes::totalEffects, n -> n >= atLeast);
   }
 }

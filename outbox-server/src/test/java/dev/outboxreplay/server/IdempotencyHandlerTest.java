@@ -39,10 +39,7 @@ class IdempotencyHandlerTest {
       throws Exception {
     try (H2Database db = H2Database.open(dir.resolve("app"))) {
       NotesApplication notes = new NotesApplication(db);
-      IdempotencyHandler guard = IdempotencyHandler.builder()
-          .records(JdbcIdempotencyRecords.onH2(db, "app-1", Duration.ofSeconds(30)))
-          .handler(NotesApplication.OPERATION, notes.handler())
-          .build();
+      IdempotencyHandler guard = guard(db, notes);
       Server server = new Server();
       ServerConnector connector = new ServerConnector(server);
       connector.setHost(InetAddress.getLoopbackAddress().getHostAddress());
@@ -101,10 +98,7 @@ class IdempotencyHandlerTest {
   void respondSpeaksTheSameProtocolWithoutJetty() {
     try (H2Database db = H2Database.open(dir.resolve("app"))) {
       NotesApplication notes = new NotesApplication(db);
-      IdempotencyHandler guard = IdempotencyHandler.builder()
-          .records(JdbcIdempotencyRecords.onH2(db, "app-1", Duration.ofSeconds(30)))
-          .handler(NotesApplication.OPERATION, notes.handler())
-          .build();
+      IdempotencyHandler guard = guard(db, notes);
       String key = HttpContract.toStructuredString("k1");
       byte[] body = NOTE.getBytes(StandardCharsets.UTF_8);
       IdempotencyHandler.Reply first = guard.respond("POST", "/note.put",
@@ -119,6 +113,13 @@ class IdempotencyHandlerTest {
       assertThat(guard.respond("POST", "/note.put", name -> null, body).status())
           .isEqualTo(400);
     }
+  }
+
+  private static IdempotencyHandler guard(H2Database db, NotesApplication notes) {
+    return IdempotencyHandler.builder()
+        .records(JdbcIdempotencyRecords.onH2(db, "app-1", Duration.ofSeconds(30)))
+        .handler(NotesApplication.OPERATION, notes.handler())
+        .build();
   }
 
   private HttpResponse<String> post(String url, String key, String body) throws Exception {

@@ -4,17 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxreplay.receiver.IdempotencyRecordStore;
-import dev.outboxreplay.testkit.IdempotencyRecordStoreContract;
+import dev.outboxreplay.testkit.jdbc.JdbcIdempotencyRecordStoreContract;
 import dev.outboxreplay.testkit.LoopbackPostgres;
 import dev.outboxreplay.testkit.ListeningSockets;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
-import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
+import javax.sql.DataSource;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
@@ -24,7 +22,7 @@ import org.junit.jupiter.api.Test;
  * The receiver's records on a real PostgreSQL on loopback, each node with its own connection
  * pool to one fresh database per test, as separate receiver processes would have.
  */
-class PostgresIdempotencyRecordsContractTest extends IdempotencyRecordStoreContract<Connection> {
+class PostgresIdempotencyRecordsContractTest extends JdbcIdempotencyRecordStoreContract {
   private static LoopbackPostgres postgres;
   private final List<HikariDataSource> pools = new ArrayList<>();
   private String database;
@@ -54,10 +52,6 @@ class PostgresIdempotencyRecordsContractTest extends IdempotencyRecordStoreContr
     try {
       if (database == null) {
         database = postgres.newDatabase();
-        try (HikariDataSource setup = postgres.pool(database, 1);
-            Connection c = setup.getConnection(); Statement s = c.createStatement()) {
-          s.execute("CREATE TABLE contract_effect (what VARCHAR(100) NOT NULL)");
-        }
       }
     } catch (SQLException e) {
       throw new IllegalStateException(e);
@@ -68,33 +62,14 @@ class PostgresIdempotencyRecordsContractTest extends IdempotencyRecordStoreContr
   }
 
   @Override
+  protected DataSource sharedDatabase() {
+    return pools.get(0);
+  }
+
+  @Override
   protected void closeAll() {
     pools.forEach(HikariDataSource::close);
     pools.clear();
     database = null;
-  }
-
-  @Override
-  protected void writeEffect(Connection transaction, String what) throws SQLException {
-    try (PreparedStatement ps = transaction.prepareStatement(
-        "INSERT INTO contract_effect (what) VALUES (?)")) {
-      ps.setString(1, what);
-      ps.executeUpdate();
-    }
-  }
-
-  @Override
-  protected long effects(String what) {
-    try (Connection c = pools.get(0).getConnection();
-        PreparedStatement ps = c.prepareStatement(
-            "SELECT COUNT(*) FROM contract_effect WHERE what = ?")) {
-      ps.setString(1, what);
-      try (ResultSet rs = ps.executeQuery()) {
-        rs.next();
-        return rs.getLong(1);
-      }
-    } catch (SQLException e) {
-      throw new IllegalStateException(e);
-    }
   }
 }

@@ -20,6 +20,7 @@ import java.util.List;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
@@ -130,21 +131,15 @@ class PostgresReceiverNodesTest {
       answers.add(send(i % 2 == 0 ? one : two, "the-key", holdBody));
     }
     assertThat(held.await(WAIT.toSeconds(), TimeUnit.SECONDS)).isTrue();
-    CompletableFuture<HttpResponse<String>> winner = null;
-    int inProgress = 0;
-    long deadline = System.nanoTime() + WAIT.toNanos();
-    while (inProgress < 199) {
-      inProgress = 0;
-      for (CompletableFuture<HttpResponse<String>> f : answers) {
-        if (f.isDone() && f.get().statusCode() == 409) {
-          assertThat(f.get().body()).contains("request-in-progress");
-          inProgress++;
-        }
+    Awaitility.await("the other 199 answered 409 in progress").atMost(WAIT)
+        .pollInterval(Duration.ofMillis(10)).until(() -> answers.stream()
+            .filter(f -> f.isDone() && f.join().statusCode() == 409).count() == 199);
+    for (CompletableFuture<HttpResponse<String>> f : answers) {
+      if (f.isDone()) {
+        assertThat(f.join().body()).contains("request-in-progress");
       }
-      assertThat(System.nanoTime()).as("%d answered 409 so far", inProgress)
-          .isLessThan(deadline);
-      Thread.sleep(10); // polling real HTTP answers, bounded by the deadline above
     }
+    CompletableFuture<HttpResponse<String>> winner = null;
     for (CompletableFuture<HttpResponse<String>> f : answers) {
       if (!f.isDone()) {
         assertThat(winner).as("one request still running").isNull();
