@@ -44,7 +44,8 @@ final class BackupCommand implements Callable<Integer> {
               + "nothing to back up");
         }
         OutboxEngine engine = OutboxEngine.of(opened.file());
-        int commands = BackupFiles.commandsOf(opened).size();
+        long commands = opened.store().countByStatus().values().stream()
+            .mapToLong(Long::longValue).sum();
         Path staging = BackupFiles.stagingFolderBeside(target);
         try {
           Path staged = staging.resolve("backup");

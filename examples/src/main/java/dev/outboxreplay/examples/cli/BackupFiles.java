@@ -3,12 +3,11 @@ package dev.outboxreplay.examples.cli;
 import dev.outboxreplay.CommandId;
 import dev.outboxreplay.OutboxRecord;
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -22,12 +21,10 @@ import java.util.zip.ZipInputStream;
 /**
  * What {@code backup} and {@code restore} share: the engines' online copies (H2's {@code BACKUP
  * TO}, a zip holding the {@code .mv.db}; SQLite's {@code VACUUM INTO}, a database file), owner-only
- * staging folders beside the destination, and reading every command of a file.
+ * folders (beside a destination, or for a private copy), and reading every command of a file.
  */
 final class BackupFiles {
   private static final byte[] ZIP_MAGIC = {'P', 'K', 3, 4};
-  private static final byte[] SQLITE_MAGIC =
-      "SQLite format 3\0".getBytes(StandardCharsets.US_ASCII);
 
   private BackupFiles() {}
 
@@ -41,18 +38,12 @@ final class BackupFiles {
 
   /** The engine a backup file was made from, from its first bytes; null when neither. */
   static OutboxEngine engineOfBackup(Path backup) throws IOException {
-    byte[] head = new byte[16];
-    int read;
-    try (InputStream in = Files.newInputStream(backup)) {
-      read = in.readNBytes(head, 0, head.length);
+    byte[] head = OutboxEngine.head(backup);
+    if (head.length >= ZIP_MAGIC.length
+        && Arrays.equals(Arrays.copyOf(head, ZIP_MAGIC.length), ZIP_MAGIC)) {
+      return OutboxEngine.H2; // BACKUP TO writes a zip holding the .mv.db
     }
-    if (read >= 4 && Arrays.equals(Arrays.copyOf(head, 4), ZIP_MAGIC)) {
-      return OutboxEngine.H2;
-    }
-    if (read == 16 && Arrays.equals(head, SQLITE_MAGIC)) {
-      return OutboxEngine.SQLITE;
-    }
-    return null;
+    return OutboxEngine.fromHead(head) == OutboxEngine.SQLITE ? OutboxEngine.SQLITE : null;
   }
 
   /**
@@ -85,12 +76,22 @@ final class BackupFiles {
 
   /** A new folder beside {@code file} that only this user may enter. */
   static Path stagingFolderBeside(Path file) throws IOException {
-    Path parent = file.toAbsolutePath().getParent();
+    return privateFolder(file.toAbsolutePath().getParent(), ".outbox-staging-");
+  }
+
+  /**
+   * A new folder named {@code prefix} and a random part, in {@code parent} (null: the system's
+   * temporary folder), that only this user may enter.
+   */
+  static Path privateFolder(Path parent, String prefix) throws IOException {
     try {
-      return Files.createTempDirectory(parent, ".outbox-staging-",
-          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+      FileAttribute<?> ownerOnly =
+          PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------"));
+      return parent == null ? Files.createTempDirectory(prefix, ownerOnly)
+          : Files.createTempDirectory(parent, prefix, ownerOnly);
     } catch (UnsupportedOperationException notPosix) {
-      return Files.createTempDirectory(parent, ".outbox-staging-");
+      return parent == null ? Files.createTempDirectory(prefix)
+          : Files.createTempDirectory(parent, prefix);
     }
   }
 
@@ -103,7 +104,7 @@ final class BackupFiles {
     }
   }
 
-  /** Deletes a staging folder and what is left in it. */
+  /** Deletes a folder this tool made and what is left in it; one it cannot is left behind. */
   static void deleteFolder(Path dir) {
     try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
       files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());

@@ -33,8 +33,11 @@ final class Cli {
   static final int UNREACHABLE = 4;
   /** {@code replay}: a command ended conflict or rejected during the run. */
   static final int ENDED_REFUSED = 5;
-  /** {@code requeue}: refused because it would reorder the command's entity. */
-  static final int WOULD_REORDER = 6;
+  /**
+   * Refused, unless {@code --force}: {@code requeue} would reorder the command's entity,
+   * {@code restore} would forget or resend what the receiver may have applied.
+   */
+  static final int REFUSED_UNLESS_FORCED = 6;
   /**
    * Standard output could not be written (a full disk, a closed pipe): what the command did to
    * the file is done, but its report is lost; the message on stderr says what was done.

@@ -5,7 +5,6 @@ import dev.outboxreplay.jdbc.JdbcDatabase;
 import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.function.Function;
@@ -214,13 +213,7 @@ final class ExistingOutboxFile {
   /** A new owner-only folder holding a copy of {@code file}. */
   private static Path privateCopy(Path file) {
     try {
-      Path dir;
-      try {
-        dir = Files.createTempDirectory("outbox-read", PosixFilePermissions.asFileAttribute(
-            PosixFilePermissions.fromString("rwx------")));
-      } catch (UnsupportedOperationException notPosix) {
-        dir = Files.createTempDirectory("outbox-read");
-      }
+      Path dir = BackupFiles.privateFolder(null, "outbox-read");
       Files.copy(file, dir.resolve(file.getFileName()));
       return dir;
     } catch (java.io.IOException e) {
@@ -270,16 +263,8 @@ final class ExistingOutboxFile {
         database.close();
       } finally {
         if (copy != null) {
-          deleteQuietly(copy);
+          BackupFiles.deleteFolder(copy);
         }
-      }
-    }
-
-    private static void deleteQuietly(Path dir) {
-      try (java.util.stream.Stream<Path> files = Files.walk(dir)) {
-        files.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-      } catch (java.io.IOException e) {
-        // a temporary copy left behind; the OS cleans its temporary folder
       }
     }
   }

@@ -63,20 +63,31 @@ enum OutboxEngine {
 
   /** The engine of {@code file}: from its first bytes, else from its name. */
   static OutboxEngine of(Path file) {
-    byte[] head = new byte[16];
-    int read = 0;
-    try (InputStream in = Files.newInputStream(file)) {
-      read = in.readNBytes(head, 0, head.length);
-    } catch (IOException e) {
-      // missing or unreadable: its name says, and the open reports what is wrong
-    }
-    if (read >= SQLITE_MAGIC.length && Arrays.equals(head, SQLITE_MAGIC)) {
+    OutboxEngine byContent = fromHead(head(file));
+    return byContent != null ? byContent
+        : file.getFileName().toString().endsWith(SQLITE.suffix) ? SQLITE : H2;
+  }
+
+  /** The engine whose file starts with {@code head}, or null when neither's does. */
+  static OutboxEngine fromHead(byte[] head) {
+    if (head.length >= SQLITE_MAGIC.length
+        && Arrays.equals(Arrays.copyOf(head, SQLITE_MAGIC.length), SQLITE_MAGIC)) {
       return SQLITE;
     }
-    if (read >= H2_MAGIC.length && Arrays.equals(Arrays.copyOf(head, H2_MAGIC.length), H2_MAGIC)) {
+    if (head.length >= H2_MAGIC.length
+        && Arrays.equals(Arrays.copyOf(head, H2_MAGIC.length), H2_MAGIC)) {
       return H2;
     }
-    return file.getFileName().toString().endsWith(SQLITE.suffix) ? SQLITE : H2;
+    return null;
+  }
+
+  /** Up to the first 16 bytes of {@code file}; none when it is missing or unreadable. */
+  static byte[] head(Path file) {
+    try (InputStream in = Files.newInputStream(file)) {
+      return in.readNBytes(16);
+    } catch (IOException e) {
+      return new byte[0]; // missing or unreadable: its name says, and the open reports it
+    }
   }
 
   /**

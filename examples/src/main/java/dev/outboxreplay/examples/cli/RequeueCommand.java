@@ -46,7 +46,7 @@ final class RequeueCommand implements Callable<Integer> {
         try {
           Optional<OutboxRecord> later = store.firstAckedAfter(commandId);
           if (later.isPresent() && !force) {
-            throw new Cli.Failure(Cli.WOULD_REORDER, "not requeued: command "
+            throw new Cli.Failure(Cli.REFUSED_UNLESS_FORCED, "not requeued: command "
                 + later.get().commandId() + " of the same entity '" + later.get().entityKey()
                 + "' was accepted later and is already acked, so " + commandId + " would reach "
                 + "the receiver after it; use --force to requeue anyway");

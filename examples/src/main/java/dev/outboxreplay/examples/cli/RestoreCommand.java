@@ -75,19 +75,22 @@ final class RestoreCommand implements Callable<Integer> {
         try (ExistingOutboxFile.Opened backup = outboxFile.openOtherReadOnly(staged)) {
           restored = BackupFiles.commandsOf(backup);
         }
-        String refusal = Files.exists(target) ? compare(restored, target)
+        boolean replacing = Files.exists(target);
+        String refusal = replacing ? compare(restored, target)
             : "there is no " + target + " to compare it with: if the app ran after this backup "
                 + "was made, the receiver may have applied commands the backup does not know";
         if (refusal != null && !force) {
-          throw new Cli.Failure(Cli.WOULD_REORDER, "not restored: " + refusal
+          throw new Cli.Failure(Cli.REFUSED_UNLESS_FORCED, "not restored: " + refusal
               + ". --force restores it anyway");
         }
         if (refusal != null) {
           spec.commandLine().getErr().println("outbox restore: restoring with --force: "
               + refusal);
         }
-        Path kept = Files.exists(target) ? replace(engine, target, staged) : null;
-        if (kept == null) {
+        Path kept = null;
+        if (replacing) {
+          kept = replace(engine, target, staged);
+        } else {
           Files.move(staged, target, StandardCopyOption.ATOMIC_MOVE);
         }
         spec.commandLine().getOut().println(Cli.JSON.createObjectNode()

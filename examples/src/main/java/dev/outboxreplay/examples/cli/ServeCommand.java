@@ -75,10 +75,9 @@ final class ServeCommand implements Callable<Integer> {
       Opened opened = postgres != null ? openPostgres() : openH2();
       IdempotentServer server;
       try {
-        IdempotentServer.Builder builder = IdempotentServer.builder().port(port)
-            .tenants(tenants).handler(NotesApplication.OPERATION, opened.notes.handler());
-        server = (opened.records != null ? builder.records(opened.records)
-            : builder.database(opened.h2).node(node == null ? "local" : node)).start();
+        server = IdempotentServer.builder().port(port).tenants(tenants)
+            .records(opened.records())
+            .handler(NotesApplication.OPERATION, opened.notes().handler()).start();
       } catch (IOException | RuntimeException e) {
         opened.close();
         throw new Cli.Failure(Cli.BAD_INPUT, "cannot serve on 127.0.0.1:" + port + ": " + e);
@@ -100,23 +99,23 @@ final class ServeCommand implements Callable<Integer> {
     });
   }
 
-  /** What the server keeps its records and the notes application's effects in. */
-  private record Opened(H2Database h2, HikariDataSource pool,
-      JdbcIdempotencyRecords records, NotesApplication notes) {
+  /**
+   * What the server keeps its records and the notes application's effects in, and what to
+   * close when it stops (the H2 file, or the pool to PostgreSQL).
+   */
+  private record Opened(Runnable closer, JdbcIdempotencyRecords records,
+      NotesApplication notes) {
     void close() {
-      if (h2 != null) {
-        h2.close();
-      }
-      if (pool != null) {
-        pool.close();
-      }
+      closer.run();
     }
   }
 
   private Opened openH2() {
     H2Database database = H2Database.open(db);
     try {
-      return new Opened(database, null, null, new NotesApplication(database));
+      return new Opened(database::close, JdbcIdempotencyRecords.onH2(database,
+          node == null ? JdbcIdempotencyRecords.DEFAULT_NODE : node,
+          JdbcIdempotencyRecords.DEFAULT_LEASE), new NotesApplication(database));
     } catch (RuntimeException e) {
       database.close();
       throw e;
@@ -158,7 +157,7 @@ final class ServeCommand implements Callable<Integer> {
     try {
       JdbcIdempotencyRecords records = JdbcIdempotencyRecords.onPostgres(pool, node,
           JdbcIdempotencyRecords.DEFAULT_LEASE);
-      return new Opened(null, pool, records, NotesApplication.onPostgres(pool));
+      return new Opened(pool::close, records, NotesApplication.onPostgres(pool));
     } catch (RuntimeException e) {
       pool.close();
       throw new Cli.Failure(Cli.BAD_INPUT, "cannot prepare the receiver's tables: "
