@@ -14,11 +14,10 @@ import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.Statement;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentSkipListMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.function.Consumer;
@@ -40,7 +39,7 @@ public final class NotesApp {
   private final ExecutorService ui;
   private final ExecutorService statusReader;
   private final Consumer<String> view;
-  private final Map<CommandId, Problem> problems = new ConcurrentSkipListMap<>();
+  private final SqliteOutboxStore store;
   private volatile String statusLine = "";
 
   /** One conflict or rejected edit, as the window lists it next to a retry button. */
@@ -60,22 +59,10 @@ public final class NotesApp {
             + "(id = 1), user_name TEXT NOT NULL)");
       }
     });
-    SqliteOutboxStore store = SqliteOutboxStore.create(db);
-    for (Status ended : List.of(Status.CONFLICT, Status.REJECTED)) {
-      for (OutboxRecord r : store.list(ended, 1_000)) {      // what the last run left to show
-        problems.put(r.commandId(), problemOf(r.commandId(), r.entityKey(), ended,
-            r.lastError() == null ? null : r.lastError().code()));
-      }
-    }
+    this.store = SqliteOutboxStore.create(db);
     OutboxListener statusLineListener = new OutboxListener() {
       @Override
       public void onTransition(Transition t) {
-        if (t.to() == Status.CONFLICT || t.to() == Status.REJECTED) {
-          problems.put(t.commandId(), problemOf(t.commandId(), t.entityKey(), t.to(),
-              t.reason().wireName()));
-        } else {
-          problems.remove(t.commandId());
-        }
         refreshStatus();
       }
 
@@ -84,8 +71,9 @@ public final class NotesApp {
         refreshStatus();
       }
     };
-    this.sync = new NotesSync(store, baseUrl, session, (tx, acked, response) -> notes.markSynced(tx, acked),
-        List.of(statusLineListener), settings);
+    this.sync = new NotesSync(store, baseUrl, session,
+        (tx, acked, response) -> notes.markSynced(tx, acked), List.of(statusLineListener),
+        settings);
     refreshStatus();
   }
 
@@ -126,9 +114,10 @@ public final class NotesApp {
    */
   public void signIn(String user, String token) {
     Optional<String> last = lastUser();
-    if (last.isPresent() && !last.get().equals(user) && sync.health().open() > 0) {
-      throw new IllegalStateException("sign in as " + last.get() + " first: "
-          + sync.health().open() + " of their edits wait to be sent");
+    long waiting = sync.health().open();
+    if (last.isPresent() && !last.get().equals(user) && waiting > 0) {
+      throw new IllegalStateException("sign in as " + last.get() + " first: " + waiting
+          + " of their edits wait to be sent");
     }
     db.inTransaction(tx -> {
       try (PreparedStatement ps = tx.prepareStatement("INSERT INTO account (id, user_name) "
@@ -151,14 +140,23 @@ public final class NotesApp {
   /** The retry button next to a problem. */
   public OutboxRecord retry(CommandId commandId) {
     OutboxRecord queued = sync.retry(commandId);
-    problems.remove(commandId);
     refreshStatus();
     return queued;
   }
 
-  /** The problems the window lists, oldest first. */
+  /**
+   * The problems the window lists, oldest first: the edits that ended conflict or rejected, as
+   * the outbox holds them (so they survive a restart, and a retried one is gone).
+   */
   public List<Problem> problems() {
-    return new ArrayList<>(problems.values());
+    List<Problem> problems = new ArrayList<>();
+    for (Status ended : List.of(Status.CONFLICT, Status.REJECTED)) {
+      for (OutboxRecord r : store.list(ended, 1_000)) {
+        problems.add(problemOf(r));
+      }
+    }
+    problems.sort(Comparator.comparing(Problem::commandId));
+    return problems;
   }
 
   /** Health as the replayer reads it now (open, attention, paused reason). */
@@ -218,8 +216,9 @@ public final class NotesApp {
 
   private String render(OutboxHealth health) {
     String waiting = health.open() + (health.open() == 1 ? " change" : " changes") + " waiting";
-    String attention = problems.isEmpty() ? ""
-        : " · " + problems.size() + " need" + (problems.size() == 1 ? "s" : "") + " attention";
+    long problems = health.needsAttention();
+    String attention = problems == 0 ? ""
+        : " · " + problems + " need" + (problems == 1 ? "s" : "") + " attention";
     if (!session.signedIn()) {
       return "Signed out: " + waiting + attention;
     }
@@ -234,11 +233,13 @@ public final class NotesApp {
     return (health.open() == 0 ? "All changes synced" : "Syncing: " + waiting) + attention;
   }
 
-  private static Problem problemOf(CommandId id, String noteId, Status status, String code) {
-    String text = status == Status.CONFLICT
+  private static Problem problemOf(OutboxRecord ended) {
+    String noteId = ended.entityKey();
+    String text = ended.status() == Status.CONFLICT
         ? noteId + " was changed elsewhere; your text is kept here"
-        : noteId + " could not be sent" + (code == null ? "" : " (" + code + ")");
-    return new Problem(id, noteId, text);
+        : noteId + " could not be sent"
+            + (ended.lastError() == null ? "" : " (" + ended.lastError().code() + ")");
+    return new Problem(ended.commandId(), noteId, text);
   }
 
   private Optional<String> lastUser() {
