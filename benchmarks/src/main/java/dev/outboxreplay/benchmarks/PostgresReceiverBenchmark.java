@@ -6,8 +6,6 @@ import dev.outboxreplay.server.JdbcIdempotencyRecords;
 import dev.outboxreplay.server.NotesApplication;
 import dev.outboxreplay.testkit.LoopbackPostgres;
 import java.io.IOException;
-import java.net.InetAddress;
-import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,15 +17,8 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.IntFunction;
 import okhttp3.OkHttpClient;
-import org.eclipse.jetty.http.HttpHeader;
-import org.eclipse.jetty.io.Content;
-import org.eclipse.jetty.server.Handler;
-import org.eclipse.jetty.server.Request;
-import org.eclipse.jetty.server.Response;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
-import org.eclipse.jetty.util.Callback;
-import org.eclipse.jetty.util.thread.QueuedThreadPool;
 
 /**
  * Requests per second of the receiver on PostgreSQL, next to a bare Jetty handler that writes
@@ -184,34 +175,15 @@ final class PostgresReceiverBenchmark {
     return ticks * 10_000_000L; // USER_HZ = 100 on Linux
   }
 
-  /** The same route on a bare Jetty server that writes the effect row and answers 201. */
+  /** The bare baseline: the effect row a guarded handler writes, without the guard. */
   private static Server bareServer(HikariDataSource pool) throws Exception {
-    QueuedThreadPool threads = new QueuedThreadPool(24, 2);
-    threads.setDaemon(true);
-    Server server = new Server(threads);
-    ServerConnector connector = new ServerConnector(server, 1, 1);
-    connector.setHost(InetAddress.getLoopbackAddress().getHostAddress());
-    server.addConnector(connector);
-    byte[] answer = "{\"applied\":true}".getBytes(StandardCharsets.UTF_8);
-    server.setHandler(new Handler.Abstract() {
-      @Override
-      public boolean handle(Request request, Response response, Callback callback)
-          throws Exception {
-        String key = request.getHeaders().get("Idempotency-Key");
-        Content.Source.asByteBuffer(request);
-        try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-            "INSERT INTO note_effect (tenant, idempotency_key, entity, seq) "
-                + "VALUES ('default', ?, NULL, 0)")) {
-          ps.setString(1, key);
-          ps.executeUpdate();
-        }
-        response.setStatus(201);
-        response.getHeaders().put(HttpHeader.CONTENT_TYPE, "application/json");
-        response.write(true, ByteBuffer.wrap(answer), callback);
-        return true;
+    return ServerBenchmark.bareServer(request -> {
+      try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
+          "INSERT INTO note_effect (tenant, idempotency_key, entity, seq) "
+              + "VALUES ('default', ?, NULL, 0)")) {
+        ps.setString(1, request.getHeaders().get("Idempotency-Key"));
+        ps.executeUpdate();
       }
     });
-    server.start();
-    return server;
   }
 }
