@@ -10,6 +10,7 @@ import dev.outboxreplay.server.internal.JettyFront;
 import dev.outboxreplay.server.internal.RequestProcessor;
 import dev.outboxreplay.server.internal.RequestRouter;
 import java.io.IOException;
+import java.net.InetAddress;
 import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Clock;
@@ -48,9 +49,11 @@ import org.slf4j.LoggerFactory;
  * Builder#idleTimeout}; at most {@link Builder#maxConnections} connections are open at once (the
  * operating system queues further connects).
  *
- * <p>The server owns its database file: at start it forgets requests left {@code started} by a
- * previous process (their effects never committed), so their retries are processed afresh.
- * It listens on the loopback address only. Thread-safe.
+ * <p>At start the server releases the claims its own node left {@code started} before it
+ * restarted (their effects never committed), so their retries are processed afresh; claims of
+ * other nodes on a shared database wait out their leases. It listens on {@code 127.0.0.1} unless
+ * {@link Builder#bindAddress} names another address; an address other machines reach needs
+ * authenticated tenants ({@link Builder#tenants}) and logs a warning. Thread-safe.
  */
 public final class IdempotentServer implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(IdempotentServer.class);
@@ -86,8 +89,13 @@ public final class IdempotentServer implements AutoCloseable {
         : new FaultInjection(protocol, b.faults);
     RequestRouter router = new RequestRouter(b.handlers, b.tenants, processor, protocol,
         b.maxBodyBytes);
-    this.http = new JettyFront(b.port, new JettyFront.Limits(b.threads, b.maxConnections,
-        b.idleTimeout, b.requestReadTimeout, b.maxBodyBytes, b.stopGrace), router::route);
+    if (reachableFromOtherMachines(b.bindAddress)) {
+      LOG.warn("the receiver listens on {}, which other machines can reach: it speaks plain "
+          + "HTTP, so put a TLS-terminating proxy in front of it and let only that proxy reach "
+          + "it", b.bindAddress.getHostAddress());
+    }
+    this.http = new JettyFront(b.bindAddress, b.port, new JettyFront.Limits(b.threads,
+        b.maxConnections, b.idleTimeout, b.requestReadTimeout, b.maxBodyBytes, b.stopGrace), router::route);
     this.pruner = Executors.newSingleThreadScheduledExecutor(r -> {
       Thread t = new Thread(r, "idempotency-pruner");
       t.setDaemon(true);
@@ -107,9 +115,18 @@ public final class IdempotentServer implements AutoCloseable {
     return http.port();
   }
 
-  /** {@code http://127.0.0.1:{port}}. */
+  /**
+   * Whether a receiver bound to {@code address} is reachable from other machines: any address
+   * but a loopback one (the wildcard included).
+   */
+  public static boolean reachableFromOtherMachines(InetAddress address) {
+    return !address.isLoopbackAddress();
+  }
+
+  /** {@code http://{bind address}:{port}}, {@code http://127.0.0.1:{port}} by default. */
   public String baseUrl() {
-    return "http://" + http.host() + ":" + port();
+    String host = http.host();
+    return "http://" + (host.contains(":") ? "[" + host + "]" : host) + ":" + port();
   }
 
   /** Deletes expired records now, in batches, without holding locks between batches. */
@@ -166,6 +183,7 @@ public final class IdempotentServer implements AutoCloseable {
     private Duration lease = JdbcIdempotencyRecords.DEFAULT_LEASE;
     private final Map<String, OperationHandler> handlers = new LinkedHashMap<>();
     private int port;
+    private InetAddress bindAddress = InetAddress.getLoopbackAddress();
     private int threads = 16;
     private Clock clock = Clock.systemUTC();
     private Duration retention = DEFAULT_RETENTION;
@@ -226,7 +244,7 @@ public final class IdempotentServer implements AutoCloseable {
       return this;
     }
 
-    /** Loopback port; 0 (default) picks a free one. */
+    /** Port on the bind address; 0 (default) picks a free one. */
     public Builder port(int port) {
       if (port < 0 || port > 65_535) {
         throw new IllegalArgumentException("port out of range: " + port);
@@ -312,6 +330,19 @@ public final class IdempotentServer implements AutoCloseable {
       return this;
     }
 
+    /**
+     * The address to listen on. Default {@code 127.0.0.1}: only processes on this machine reach
+     * the receiver. Any other loopback address keeps it so. An address other machines reach
+     * (a network interface's, or the wildcard {@code 0.0.0.0}) is an explicit choice with its own
+     * warning in the log at start: the receiver speaks plain HTTP, so put it behind a
+     * TLS-terminating proxy that alone reaches it. {@link #start()} refuses such an address
+     * while the tenant comes from the unauthenticated header (set {@link #tenants}).
+     */
+    public Builder bindAddress(InetAddress address) {
+      this.bindAddress = Objects.requireNonNull(address, "address == null");
+      return this;
+    }
+
     /** Faults to inject (tests, demo). Default {@link FaultPlan#NONE}. */
     public Builder faults(FaultPlan faults) {
       this.faults = Objects.requireNonNull(faults, "faults == null");
@@ -319,11 +350,19 @@ public final class IdempotentServer implements AutoCloseable {
     }
 
     /**
-     * Starts listening on 127.0.0.1.
+     * Starts listening on the bind address (127.0.0.1 by default).
      *
      * @throws IOException when the port cannot be bound or the database cannot be prepared
+     * @throws IllegalStateException when records or handlers are missing, or the bind address is
+     *     reachable from other machines while tenants are not authenticated
      */
     public IdempotentServer start() throws IOException {
+      if (reachableFromOtherMachines(bindAddress)
+          && tenants == TenantResolver.TENANT_HEADER_UNAUTHENTICATED) {
+        throw new IllegalStateException("refusing to listen on " + bindAddress.getHostAddress()
+            + ", which other machines reach, while any client may name its tenant: set "
+            + "tenants(...), for example TenantResolver.bearerTokens(...)");
+      }
       if ((database == null) == (records == null)) {
         throw new IllegalStateException("give exactly one of database(...) and records(...)");
       }

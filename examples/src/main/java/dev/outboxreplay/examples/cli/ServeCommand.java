@@ -15,6 +15,7 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -29,12 +30,19 @@ import picocli.CommandLine.Option;
  * file ({@code --db}) or as one node of several on a shared PostgreSQL ({@code --postgres}).
  */
 @Command(name = "serve", mixinStandardHelpOptions = true,
-    description = "Run the reference idempotent server (operation note.put) on 127.0.0.1.")
+    description = "Run the reference idempotent server (operation note.put) on 127.0.0.1, "
+        + "or on the address --bind names.")
 final class ServeCommand implements Callable<Integer> {
   @CommandLine.Spec CommandLine.Model.CommandSpec spec;
 
   @Option(names = "--port", defaultValue = "0", description = "Port (default: a free one).")
   int port;
+
+  @Option(names = "--bind", paramLabel = "IP", defaultValue = "127.0.0.1", description = "The "
+      + "IP address to listen on (default 127.0.0.1: this machine only). An address other "
+      + "machines reach needs --tokens and prints a warning: the server speaks plain HTTP, so "
+      + "only a TLS-terminating proxy should reach it.")
+  String bind;
 
   @Option(names = "--db", description = "Server database file (H2). This or --postgres.")
   Path db;
@@ -71,16 +79,28 @@ final class ServeCommand implements Callable<Integer> {
       if ((db == null) == (postgres == null)) {
         throw new Cli.Failure(Cli.BAD_INPUT, "give --db FILE (H2) or --postgres JDBC_URL");
       }
-      requireFreePort(port); // before the database file is created
+      InetAddress address = bindAddress(bind);
+      String where = address.getHostAddress() + ":" + port;
+      if (IdempotentServer.reachableFromOtherMachines(address)) {
+        if (tokens == null) {
+          throw new Cli.Failure(Cli.BAD_INPUT, "--bind " + bind + " is reachable from other "
+              + "machines: give --tokens FILE too, or any of them could act for any tenant");
+        }
+        spec.commandLine().getErr().println("warning: --bind " + bind + " lets other machines "
+            + "reach this server, which speaks plain HTTP: let only a TLS-terminating proxy "
+            + "reach it");
+        spec.commandLine().getErr().flush();
+      }
+      requireFreePort(address, port); // before the database file is created
       Opened opened = postgres != null ? openPostgres() : openH2();
       IdempotentServer server;
       try {
-        server = IdempotentServer.builder().port(port).tenants(tenants)
+        server = IdempotentServer.builder().bindAddress(address).port(port).tenants(tenants)
             .records(opened.records())
             .handler(NotesApplication.OPERATION, opened.notes().handler()).start();
       } catch (IOException | RuntimeException e) {
         opened.close();
-        throw new Cli.Failure(Cli.BAD_INPUT, "cannot serve on 127.0.0.1:" + port + ": " + e);
+        throw new Cli.Failure(Cli.BAD_INPUT, "cannot serve on " + where + ": " + e);
       }
       if (tokens == null) {
         spec.commandLine().getErr().println("warning: the Outbox-Tenant header is not "
@@ -173,16 +193,33 @@ final class ServeCommand implements Callable<Integer> {
     return root.getMessage();
   }
 
-  /** Exit 2 with one line when another process listens on {@code port} of 127.0.0.1. */
-  private static void requireFreePort(int port) {
-    if (port == 0) {
-      return;
+  /**
+   * The address {@code --bind} names, which must be an IPv4 or IPv6 literal: a host name would
+   * be looked up, and could name another address on every start.
+   */
+  private static InetAddress bindAddress(String bind) {
+    boolean literal = bind.matches("\\d{1,3}(\\.\\d{1,3}){3}")
+        ? Arrays.stream(bind.split("\\.")).allMatch(octet -> Integer.parseInt(octet) <= 255)
+        : bind.contains(":") && bind.matches("[0-9a-fA-F:.]+");
+    Cli.Failure refused = new Cli.Failure(Cli.BAD_INPUT,
+        "--bind takes an IP address such as 127.0.0.1, not '" + bind + "'");
+    if (!literal) {
+      throw refused;
     }
-    try (ServerSocket probe = new ServerSocket()) {
-      probe.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+    try {
+      return InetAddress.getByName(bind); // a literal: no lookup
     } catch (IOException e) {
-      throw new Cli.Failure(Cli.BAD_INPUT, "cannot serve on 127.0.0.1:" + port + ": "
-          + e.getMessage() + " (another process listens there?)");
+      throw refused;
+    }
+  }
+
+  /** Exit 2 with one line when {@code port} of {@code address} cannot be bound now. */
+  private static void requireFreePort(InetAddress address, int port) {
+    try (ServerSocket probe = new ServerSocket()) {
+      probe.bind(new InetSocketAddress(address, port));
+    } catch (IOException e) {
+      throw new Cli.Failure(Cli.BAD_INPUT, "cannot serve on " + address.getHostAddress() + ":"
+          + port + ": " + e.getMessage() + (port == 0 ? "" : " (another process listens there?)"));
     }
   }
 

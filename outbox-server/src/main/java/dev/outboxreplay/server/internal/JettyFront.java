@@ -34,8 +34,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The receiver's HTTP/1.1 server: Jetty on the loopback address, configured per instance (no
- * JVM-wide properties).
+ * The receiver's HTTP/1.1 server: Jetty on one address (loopback unless its owner chose
+ * another), configured per instance (no JVM-wide properties).
  *
  * <p>A stalled client holds no thread: Jetty parses request heads without one, and the body is
  * read asynchronously; only a complete request reaches a worker. Limits: a request head must
@@ -62,12 +62,12 @@ public final class JettyFront implements AutoCloseable {
   private final Map<Connection, Long> awaitingHead = new ConcurrentHashMap<>();
 
   /**
-   * Binds 127.0.0.1:{@code port} and starts serving.
+   * Binds {@code address}:{@code port} and starts serving.
    *
    * @throws IOException when the port cannot be bound
    */
-  public JettyFront(int port, Limits limits, Function<Incoming, Answer> router)
-      throws IOException {
+  public JettyFront(InetAddress address, int port, Limits limits,
+      Function<Incoming, Answer> router) throws IOException {
     this.limits = limits;
     this.router = router;
     this.workers = new ThreadPoolExecutor(limits.workers(), limits.workers(), 0,
@@ -87,7 +87,7 @@ public final class JettyFront implements AutoCloseable {
     this.connector = new ServerConnector(server, null,
         new ScheduledExecutorScheduler("idempotent-server-scheduler", true), null, 1, 1,
         new HttpConnectionFactory(http));
-    connector.setHost(InetAddress.getLoopbackAddress().getHostAddress());
+    connector.setHost(address.getHostAddress());
     connector.setPort(port);
     connector.setIdleTimeout(limits.idleTimeout().toMillis());
     connector.setAcceptQueueSize(128);
@@ -117,7 +117,8 @@ public final class JettyFront implements AutoCloseable {
     } catch (Exception e) {
       close();
       throw e instanceof IOException io2 ? io2
-          : new IOException("cannot start the receiver on 127.0.0.1:" + port, e);
+          : new IOException("cannot start the receiver on " + address.getHostAddress() + ":"
+              + port, e);
     }
   }
 
@@ -126,7 +127,7 @@ public final class JettyFront implements AutoCloseable {
     return connector.getLocalPort();
   }
 
-  /** The bound address, {@code 127.0.0.1}. */
+  /** The bound address, as a literal ({@code 127.0.0.1} unless the builder chose another). */
   public String host() {
     return connector.getHost();
   }
