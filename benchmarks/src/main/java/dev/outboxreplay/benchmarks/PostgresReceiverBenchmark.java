@@ -4,13 +4,14 @@ import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxreplay.server.IdempotentServer;
 import dev.outboxreplay.server.JdbcIdempotencyRecords;
 import dev.outboxreplay.server.NotesApplication;
+import dev.outboxreplay.server.OperationHandler;
+import dev.outboxreplay.server.ServerRequest;
 import dev.outboxreplay.testkit.LoopbackPostgres;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -21,8 +22,8 @@ import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 
 /**
- * Requests per second of the receiver on PostgreSQL, next to a bare Jetty handler that writes
- * the same effect row to the same database without the guard: one node for first requests (a
+ * Requests per second of the receiver on PostgreSQL, next to a bare Jetty handler that runs the
+ * same application handler (the same effect row) on the same database without the guard: one node for first requests (a
  * claim commit plus the effect-and-answer commit) and repeats (the stored answer), and two nodes
  * in this JVM, each with its own pool, taking alternate first requests. Same OkHttp client, same
  * concurrency, same PostgreSQL (started on loopback for the run), medians over rounds. CPU per
@@ -59,7 +60,7 @@ final class PostgresReceiverBenchmark {
         try (HikariDataSource pool1 = postgres.pool(database, concurrency + 4);
             HikariDataSource pool2 = postgres.pool(database, concurrency + 4)) {
           NotesApplication notes = NotesApplication.onPostgres(pool1);
-          Server plain = bareServer(pool1);
+          Server plain = bareServer(pool1, notes);
           Measured b;
           try {
             String url = "http://127.0.0.1:" + ((ServerConnector) plain.getConnectors()[0])
@@ -175,14 +176,20 @@ final class PostgresReceiverBenchmark {
     return ticks * 10_000_000L; // USER_HZ = 100 on Linux
   }
 
-  /** The bare baseline: the effect row a guarded handler writes, without the guard. */
-  private static Server bareServer(HikariDataSource pool) throws Exception {
-    return ServerBenchmark.bareServer(request -> {
-      try (Connection c = pool.getConnection(); PreparedStatement ps = c.prepareStatement(
-          "INSERT INTO note_effect (tenant, idempotency_key, entity, seq) "
-              + "VALUES ('default', ?, NULL, 0)")) {
-        ps.setString(1, request.getHeaders().get("Idempotency-Key"));
-        ps.executeUpdate();
+  /**
+   * The bare baseline: the application's own handler, without the guard. It parses the body and
+   * writes the same effect row (tenant, key, entity, seq, arrival) on a connection in
+   * auto-commit, the cheapest way an application without idempotency would run it, and answers
+   * the handler's body.
+   */
+  private static Server bareServer(HikariDataSource pool, NotesApplication notes)
+      throws Exception {
+    OperationHandler handler = notes.handler();
+    return ServerBenchmark.bareServer((request, body) -> {
+      try (Connection c = pool.getConnection()) {
+        c.setAutoCommit(true);
+        return handler.handle(c, new ServerRequest("default", NotesApplication.OPERATION,
+            request.getHeaders().get("Idempotency-Key"), null, null, body)).body();
       }
     });
   }
