@@ -7,8 +7,8 @@ import dev.outboxreplay.jdbc.Durability;
 import dev.outboxreplay.internal.CommandIdGenerator;
 import java.time.Clock;
 import java.util.SplittableRandom;
-import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.jdbc.JdbcDatabase;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -27,7 +27,8 @@ import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * Accepts per second next to a raw JDBC insert+commit of the same row into the same table of an
- * H2 file with the same durability settings, all measured in this run. Each figure is the median
+ * H2 or SQLite file with the same durability settings (SQLite's {@code synchronous} level; H2's
+ * write delay and, for power-loss safety, a synced checkpoint after each commit), all measured in this run. Each figure is the median
  * of {@code rounds} rounds, each on a fresh database file.
  */
 final class AcceptBenchmark {
@@ -40,12 +41,19 @@ final class AcceptBenchmark {
   private final int threads;
   private final int rounds;
   private final Durability durability;
+  private final BenchEngine engine;
   private final AtomicInteger counter = new AtomicInteger();
   /** The raw loop uses the same time-ordered ids as accept, so both append to the key index. */
   private final CommandIdGenerator ids =
       new CommandIdGenerator(Clock.systemUTC(), new SplittableRandom());
 
   AcceptBenchmark(int operations, int threads, int rounds, Durability durability) {
+    this(operations, threads, rounds, durability, BenchEngine.H2);
+  }
+
+  AcceptBenchmark(int operations, int threads, int rounds, Durability durability,
+      BenchEngine engine) {
+    this.engine = engine;
     this.operations = operations;
     this.threads = threads;
     this.rounds = rounds;
@@ -54,8 +62,8 @@ final class AcceptBenchmark {
 
   List<Figure> run() throws Exception {
     System.out.printf("accept benchmark: %d operations per measurement, %d rounds, the five "
-        + "measurements interleaved in each round, durability %s, %d cores%n", operations, rounds,
-        durability, Runtime.getRuntime().availableProcessors());
+        + "measurements interleaved in each round, %s, durability %s, %d cores%n", operations,
+        rounds, engine, durability, Runtime.getRuntime().availableProcessors());
     double[][] results = new double[Mode.values().length][rounds];
     double[] singleRatio = new double[rounds];
     double[] groupRatio = new double[rounds];
@@ -86,9 +94,11 @@ final class AcceptBenchmark {
         + "(target >= 4.00 x raw 1 thread)%n", threads,
         BenchSupport.median(results[Mode.ACCEPT_THREADS.ordinal()]),
         BenchSupport.median(groupRatio));
+    String on = engine == BenchEngine.H2 ? "" : " (" + engine + ")";
     return List.of(
-        Figure.atLeast("single-thread accept", "raw insert+commit, 1 thread", singleRatio, 0.9),
-        Figure.atLeast(threads + " accepting threads", "raw loop committing " + threads
+        Figure.atLeast("single-thread accept" + on, "raw insert+commit, 1 thread", singleRatio,
+            0.9),
+        Figure.atLeast(threads + " accepting threads" + on, "raw loop committing " + threads
             + " rows per commit", Figure.ratios(results[Mode.ACCEPT_THREADS.ordinal()],
             results[Mode.RAW_GROUPS.ordinal()]), 0.8));
   }
@@ -104,9 +114,8 @@ final class AcceptBenchmark {
 
   private double measure(int threadCount, Mode mode) throws Exception {
     Path dir = Files.createTempDirectory("accept-bench");
-    try (H2Database db = H2Database.builder().file(dir.resolve("bench"))
-        .durability(durability).maxPoolSize(threadCount + 2).build()) {
-      H2OutboxStore store = H2OutboxStore.create(db);
+    try (JdbcDatabase db = engine.open(dir.resolve("bench"), threadCount + 2, durability)) {
+      JdbcOutboxStore store = JdbcOutboxStore.create(db);
       Outbox<Connection> outbox = Outbox.builder(store).build();
       Connection[] raw = new Connection[threadCount];
       for (int t = 0; t < threadCount; t++) {
@@ -117,8 +126,8 @@ final class AcceptBenchmark {
         Worker worker = switch (mode) {
           case ACCEPT, ACCEPT_THREADS -> (thread, n) -> outbox.accept(
               OutboxCommand.of("note.put", "note-" + (n % 100), payload(n)));
-          case RAW, RAW_THREADS -> (thread, n) -> rawInsert(raw[thread], n, true);
-          case RAW_GROUPS -> (thread, n) -> rawInsert(raw[thread], n, n % threads == 0);
+          case RAW, RAW_THREADS -> (thread, n) -> rawInsert(db, raw[thread], n, true);
+          case RAW_GROUPS -> (thread, n) -> rawInsert(db, raw[thread], n, n % threads == 0);
         };
         runWith(threadCount, worker, Math.min(500, operations / 4)); // warm-up
         long start = System.nanoTime();
@@ -141,14 +150,15 @@ final class AcceptBenchmark {
   }
 
   /** The same row shape accept writes, with the payload already canonical: pure JDBC cost. */
-  private void rawInsert(Connection c, int n, boolean commit) throws SQLException {
+  private void rawInsert(JdbcDatabase db, Connection c, int n, boolean commit)
+      throws SQLException {
     byte[] bytes = ("{\"body\":\"" + "lorem ipsum ".repeat(8) + "\",\"n\":" + n
         + ",\"title\":\"note " + n + "\"}").getBytes(StandardCharsets.UTF_8);
     Payload payload = Payload.ofCanonicalBytes(bytes);
     UUID id = ids.next().value();
     long now = System.currentTimeMillis();
     try (PreparedStatement ps = c.prepareStatement(RAW_INSERT)) {
-      ps.setObject(1, id);
+      db.dialect().setId(ps, 1, id);
       ps.setString(2, "note.put:note-" + (n % 100) + ":" + id);
       ps.setString(3, "note-" + (n % 100));
       ps.setBytes(4, bytes);
@@ -162,7 +172,7 @@ final class AcceptBenchmark {
       return;
     }
     c.commit();
-    if (durability == Durability.POWER_LOSS_SAFE) {
+    if (durability == Durability.POWER_LOSS_SAFE && engine == BenchEngine.H2) {
       try (Statement s = c.createStatement()) {
         s.execute("CHECKPOINT SYNC");
       }

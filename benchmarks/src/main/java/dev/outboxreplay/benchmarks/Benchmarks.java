@@ -10,10 +10,11 @@ import java.util.List;
  * <pre>
  * java -jar benchmarks/target/benchmarks.jar all     (every figure below, one table at the end)
  * java -jar benchmarks/target/benchmarks.jar accept [operations] [threads] [rounds] [process|power]
+ *     [h2|sqlite]
  * java -jar benchmarks/target/benchmarks.jar inbox [messages] [rounds]
  * java -jar benchmarks/target/benchmarks.jar server [requests] [concurrency] [rounds]
  * java -jar benchmarks/target/benchmarks.jar replay [commands] [concurrency] [rounds] [entities]
- *     [trivial]
+ *     [trivial|server] [h2|sqlite]
  * java -jar benchmarks/target/benchmarks.jar history [rows] [open] [rounds]
  * java -jar benchmarks/target/benchmarks.jar filesize [seconds] [pauseMs] [simSecsPerCmd] [on|off]
  * java -Xmx64m -jar benchmarks/target/benchmarks.jar drain [commands]
@@ -34,11 +35,16 @@ public final class Benchmarks {
         // each benchmark at its default size, fewer rounds: 14 to 17 minutes on 2 cores
         // accept: 5 rounds, its single-thread ratio spread 0.69-0.90 over 3 rounds of one run here
         figures.addAll(new AcceptBenchmark(20_000, 8, 5, Durability.PROCESS_CRASH_SAFE).run());
+        figures.addAll(new AcceptBenchmark(20_000, 8, 5, Durability.PROCESS_CRASH_SAFE,
+            BenchEngine.SQLITE).run());
         figures.addAll(new InboxBenchmark(5_000, 3).run());
         figures.addAll(new ServerBenchmark(5_000, 8, 3).run());
         figures.addAll(new ReplayBenchmark(10_000, 8, 3, 100).run());
         figures.addAll(new ReplayBenchmark(4_000, 1, 3, 1).run());
-        figures.addAll(new ReplayBenchmark(10_000, 8, 3, 100, true).run());
+        figures.addAll(new ReplayBenchmark(10_000, 8, 3, 100, true,
+            BenchEngine.H2).run());
+        figures.addAll(new ReplayBenchmark(10_000, 8, 3, 100, true,
+            BenchEngine.SQLITE).run());
         figures.addAll(new FloorProbe(20_000, 8, 3).run());
         figures.addAll(new HistoryProbe(1_000_000, 10_000, 5).run());
         figures.addAll(new FileSizeProbe(60, 5, 60, true).run());
@@ -52,12 +58,14 @@ public final class Benchmarks {
       case "accept" -> figures.addAll(new AcceptBenchmark(
           intArg(args, 1, 20_000), intArg(args, 2, 8), intArg(args, 3, 5),
           args.length > 4 && args[4].equals("power")
-              ? Durability.POWER_LOSS_SAFE : Durability.PROCESS_CRASH_SAFE).run());
+              ? Durability.POWER_LOSS_SAFE : Durability.PROCESS_CRASH_SAFE,
+          BenchEngine.of(args, 5)).run());
       case "inbox" -> figures.addAll(
           new InboxBenchmark(intArg(args, 1, 5_000), intArg(args, 2, 5)).run());
       case "replay" -> figures.addAll(new ReplayBenchmark(intArg(args, 1, 10_000),
           intArg(args, 2, 8), intArg(args, 3, 3), intArg(args, 4, 100),
-          args.length > 5 && args[5].equals("trivial")).run());
+          args.length > 5 && args[5].equals("trivial"),
+          BenchEngine.of(args, 6)).run());
       case "history" -> figures.addAll(new HistoryProbe(intArg(args, 1, 1_000_000),
           intArg(args, 2, 10_000), intArg(args, 3, 5)).run());
       case "filesize" -> figures.addAll(new FileSizeProbe(intArg(args, 1, 120),

@@ -9,6 +9,9 @@ import dev.outboxreplay.Replayer;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.jdbc.Durability;
+import dev.outboxreplay.jdbc.JdbcDatabase;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import dev.outboxreplay.http.OkHttpTransport;
 import dev.outboxreplay.internal.CommandIdGenerator;
 import dev.outboxreplay.server.IdempotentServer;
@@ -47,15 +50,17 @@ final class ReplayBenchmark {
   private final int rounds;
   private final int entities;
   private final boolean trivialReceiver;
+  private final BenchEngine engine;
   private final CommandIdGenerator ids =
       new CommandIdGenerator(Clock.systemUTC(), new SplittableRandom());
 
   ReplayBenchmark(int commands, int concurrency, int rounds, int entities) {
-    this(commands, concurrency, rounds, entities, false);
+    this(commands, concurrency, rounds, entities, false, BenchEngine.H2);
   }
 
   ReplayBenchmark(int commands, int concurrency, int rounds, int entities,
-      boolean trivialReceiver) {
+      boolean trivialReceiver, BenchEngine engine) {
+    this.engine = engine;
     this.commands = commands;
     this.concurrency = concurrency;
     this.rounds = rounds;
@@ -95,7 +100,7 @@ final class ReplayBenchmark {
 
   List<Figure> run() throws Exception {
     System.out.printf("replay benchmark: %d commands over %d entities, concurrency %d, "
-        + "%d rounds, loopback, %s%n", commands, entities, concurrency, rounds,
+        + "%d rounds, loopback, %s outbox, %s%n", commands, entities, concurrency, rounds, engine,
         trivialReceiver ? "trivial receiver (JDK HttpServer answering 201)"
             : "reference server");
     double[] raw = new double[rounds];
@@ -130,14 +135,17 @@ final class ReplayBenchmark {
           replay[round] / raw[round], rawCpu[round], replayCpu[round]);
     }
     boolean oneEntity = concurrency == 1 && entities == 1;
-    double target = trivialReceiver || oneEntity ? 0.6 : 0.7;
+    // SQLite's target is the storage-boundary issue's: at least 0.5 of the raw loop, trivial
+    // receiver, 8 senders
+    double target = engine == BenchEngine.SQLITE ? 0.5
+        : trivialReceiver || oneEntity ? 0.6 : 0.7;
     double r = BenchSupport.median(raw);
     double p = BenchSupport.median(replay);
     System.out.printf("medians over %d rounds:%n", rounds);
     System.out.printf("raw OkHttp POST loop, no database : %7.0f commands/s (baseline), "
         + "%4.0f us CPU per command%n", r, BenchSupport.median(rawCpu));
-    System.out.printf("replayer from the H2 outbox       : %7.0f commands/s, ratio %.2f "
-        + "(target >= %.2f), %4.0f us CPU per command%n", p, p / r, target,
+    System.out.printf("replayer from the %-6s outbox   : %7.0f commands/s, ratio %.2f "
+        + "(target >= %.2f), %4.0f us CPU per command%n", engine, p, p / r, target,
         BenchSupport.median(replayCpu));
     if (!trivialReceiver) {
       double k = BenchSupport.median(shortKeys);
@@ -146,14 +154,16 @@ final class ReplayBenchmark {
     }
     System.out.println("(CPU: this process, client and receiver together)");
     List<Figure> figures = new ArrayList<>();
-    figures.add(Figure.atLeast(trivialReceiver
+    String client = engine == BenchEngine.H2 ? "" : " (" + engine + " outbox)";
+    figures.add(Figure.atLeast((trivialReceiver
         ? "replay, " + concurrency + " senders, trivial receiver"
-        : oneEntity ? "replay, one entity, one sender" : "replay, " + concurrency + " senders",
+        : oneEntity ? "replay, one entity, one sender" : "replay, " + concurrency + " senders")
+        + client,
         trivialReceiver
             ? "raw OkHttp loop of the same requests to a JDK HttpServer answering 201"
             : "raw OkHttp loop of the same requests to the reference server",
         Figure.ratios(replay, raw), target));
-    if (concurrency > 1) {
+    if (concurrency > 1 && engine == BenchEngine.H2) {
       figures.add(acceptDuringDrain());
     }
     return figures;
@@ -306,8 +316,9 @@ final class ReplayBenchmark {
   private Measured replay(List<CommandId> roundIds) throws Exception {
     Path dir = Files.createTempDirectory("replay-bench");
     try (Receiver server = receiver(dir);
-        H2Database clientDb = clientDatabase(dir)) {
-      H2OutboxStore store = H2OutboxStore.create(clientDb);
+        JdbcDatabase clientDb = engine.open(dir.resolve("client"), concurrency + 4,
+            Durability.PROCESS_CRASH_SAFE)) {
+      JdbcOutboxStore store = JdbcOutboxStore.create(clientDb);
       Outbox<Connection> outbox = Outbox.builder(store).build();
       BenchSupport.acceptBacklog(outbox, commands, n -> OutboxCommand.ofJson(
           NotesApplication.OPERATION, entity(n), body(n)).withCommandId(roundIds.get(n)), false);
