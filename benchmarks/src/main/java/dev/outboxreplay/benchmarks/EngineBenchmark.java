@@ -4,11 +4,10 @@ import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.Replayer;
 import dev.outboxreplay.Status;
-import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.http.OkHttpTransport;
+import dev.outboxreplay.jdbc.Durability;
 import dev.outboxreplay.jdbc.JdbcDatabase;
 import dev.outboxreplay.jdbc.JdbcOutboxStore;
-import dev.outboxreplay.sqlite.SqliteDatabase;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -32,8 +31,6 @@ import okhttp3.HttpUrl;
  * printed as ratios to H2's of the same round.
  */
 final class EngineBenchmark {
-  private enum Engine { H2, SQLITE }
-
   private final int commands;
   private final int threads;
   private final int rounds;
@@ -53,15 +50,15 @@ final class EngineBenchmark {
     System.out.printf("engine benchmark: %d commands per measurement, %d accepting threads, "
         + "%d rounds, SQLite and H2 alternating, trivial loopback receiver, %d cores%n",
         commands, threads, rounds, Runtime.getRuntime().availableProcessors());
-    Round[][] results = new Round[Engine.values().length][rounds];
+    Round[][] results = new Round[BenchEngine.values().length][rounds];
     try (TrivialReceiver receiver = TrivialReceiver.start(16)) {
       // a round on each engine first, not counted: the shared code is compiled for both alike
-      for (Engine engine : Engine.values()) {
+      for (BenchEngine engine : BenchEngine.values()) {
         measure(engine, receiver.baseUrl());
       }
       for (int round = 0; round < rounds; round++) {
-        for (Engine engine : round % 2 == 0 ? List.of(Engine.H2, Engine.SQLITE)
-            : List.of(Engine.SQLITE, Engine.H2)) {
+        for (BenchEngine engine : round % 2 == 0 ? List.of(BenchEngine.H2, BenchEngine.SQLITE)
+            : List.of(BenchEngine.SQLITE, BenchEngine.H2)) {
           Round r = measure(engine, receiver.baseUrl());
           results[engine.ordinal()][round] = r;
           System.out.printf("  round %d %-6s: accept %6.0f/s (%4.0f us CPU), %d threads %6.0f/s,"
@@ -71,8 +68,8 @@ final class EngineBenchmark {
         }
       }
     }
-    Round[] h2 = results[Engine.H2.ordinal()];
-    Round[] lite = results[Engine.SQLITE.ordinal()];
+    Round[] h2 = results[BenchEngine.H2.ordinal()];
+    Round[] lite = results[BenchEngine.SQLITE.ordinal()];
     List<Figure> figures = new ArrayList<>();
     figures.add(Figure.reported("SQLite single-thread accepts/s", "H2, same round",
         ratios(lite, h2, Round::accepts)));
@@ -98,12 +95,11 @@ final class EngineBenchmark {
     return r;
   }
 
-  private Round measure(Engine engine, String receiverUrl) throws Exception {
+  private Round measure(BenchEngine engine, String receiverUrl) throws Exception {
     Path dir = Files.createTempDirectory("engine-bench");
     try {
-      try (JdbcDatabase db = engine == Engine.H2
-          ? H2Database.builder().file(dir.resolve("app")).maxPoolSize(threads + 4).build()
-          : SqliteDatabase.builder().file(dir.resolve("app")).maxPoolSize(threads + 4).build()) {
+      try (JdbcDatabase db = engine.open(dir.resolve("app"), threads + 4,
+          Durability.PROCESS_CRASH_SAFE)) {
         JdbcOutboxStore store = JdbcOutboxStore.create(db);
         Outbox<Connection> outbox = Outbox.builder(store).build();
         runWith(1, outbox, Math.min(500, commands / 4)); // warm-up
