@@ -1,15 +1,19 @@
 package dev.outboxreplay;
 
-import java.time.Duration;
 import java.time.Instant;
-import java.util.List;
-import java.util.Map;
-import java.util.Optional;
 
 /**
  * Durable home of outbox rows. One implementation per storage module (for example
- * {@code outbox-h2}); every implementation passes the store contract tests in
- * {@code outbox-testkit}.
+ * {@code outbox-jdbc}'s store on H2 or SQLite); every implementation passes the store contract
+ * tests in {@code outbox-testkit}.
+ *
+ * <p>Its row operations are grouped by who calls them: {@link ReplayRows}, what {@link Outbox}
+ * and the {@link Replayer} write while commands move through their states; {@link
+ * RetentionRows}, the history retention the replayer (and {@code outbox compact}) runs; {@link
+ * OperatorRows}, what health checks, an application's problem list and the operator tools read
+ * and repair. The decisions (which outcome a response is, when a lease expired, when history is
+ * old enough) are made in the core and passed in; the store keeps rows and their
+ * compare-and-set conditions.
  *
  * <p>Every write after a claim is conditional on (command id, expected status, fencing token): a
  * mismatch throws {@link FencedOffException} and changes nothing. Implementations are thread-safe
@@ -23,224 +27,21 @@ import java.util.Optional;
  * @param <T> the store's transaction handle (for JDBC stores {@code java.sql.Connection}), used
  *     to join a caller's own transaction
  */
-public interface OutboxStore<T> extends AutoCloseable {
+public interface OutboxStore<T>
+    extends ReplayRows<T>, RetentionRows, OperatorRows, AutoCloseable {
 
   /**
-   * Writes a batch atomically and durably: when this returns, every row survives a process kill
-   * (and, in a power-loss durability mode, a power cut). A command whose id or key is already
-   * stored with the same intent is not written again; its stored record is returned in its place.
-   *
-   * @return one record per command, in order
-   * @throws IdempotencyConflictException when a command reuses an id or key with a different
-   *     intent; nothing of the batch is written
-   * @throws OutboxStorageException when the database fails; nothing of the batch is written
-   */
-  List<OutboxRecord> insert(List<PreparedCommand> batch);
-
-  /**
-   * Like {@link #insert(List)} but inside the caller's open transaction: the rows commit or roll
-   * back with it, and are durable only once the caller commits. Never commits or closes it.
-   */
-  List<OutboxRecord> insert(T transaction, List<PreparedCommand> batch);
-
-  /**
-   * Atomically takes up to {@code limit} due rows for {@code owner}: queued, retryable_failed or
-   * unknown rows with {@code next_attempt_at <= now}. Rows are taken only when no earlier row of
-   * the same entity is still non-terminal. Each taken row gets status claimed, a fencing token
-   * larger than any it had before, and a lease to {@code now + lease}. Rows whose lease expired
-   * are left to {@link #recoverExpiredLeases}, which the replayer calls first.
-   *
-   * @return the claimed rows, oldest due first; empty when nothing is due or others won the race
-   */
-  List<OutboxRecord> claim(String owner, Duration lease, int limit, Instant now);
-
-  /**
-   * Like {@link #claim(String, Duration, int, Instant)} inside the caller's open transaction, so
-   * that the replayer can record answers, claim the next rows and mark them sending in one
-   * commit. The rows are claimed only once the caller commits; after a rollback nothing of the
-   * claim is left. Never commits or closes the transaction.
-   *
-   * @throws IllegalArgumentException for a blank owner, a lease that is not positive or a limit
-   *     below 1
-   */
-  List<OutboxRecord> claim(T transaction, String owner, Duration lease, int limit, Instant now);
-
-  /**
-   * Moves a claimed row to sending and sets its lease end. Call right before the request goes out.
-   *
-   * @throws FencedOffException when the row is not claimed with {@code fencingToken}
-   */
-  OutboxRecord markSending(CommandId id, long fencingToken, Instant leaseExpiresAt, Instant now);
-
-  /**
-   * Moves several claimed rows to sending, each under its own claim's fencing token, in one
-   * transaction that is durable when this returns. A row whose claim was lost is left as it is and
-   * missing from the result; it never fails the others.
-   *
-   * <p>The default implementation runs {@link #markSending(Object, List, Instant, Instant)} in
-   * {@link #inTransaction}.
-   *
-   * @param claimed rows as returned by {@link #claim}
-   * @return the rows now sending, in the order given
-   */
-  default List<OutboxRecord> markSending(List<OutboxRecord> claimed, Instant leaseExpiresAt,
-      Instant now) {
-    if (claimed.isEmpty()) {
-      return List.of();
-    }
-    return inTransaction(tx -> markSending(tx, claimed, leaseExpiresAt, now));
-  }
-
-  /**
-   * Like {@link #markSending(List, Instant, Instant)} inside the caller's open transaction, so
-   * that the replayer can record earlier answers and start the next sends in one commit. The rows
-   * are sending only once the caller commits; a lost claim never fails the transaction. Never
-   * commits or closes it.
-   *
-   * @param claimed rows as returned by {@link #claim}
-   * @return the rows sending if the transaction commits, in the order given
-   */
-  List<OutboxRecord> markSending(T transaction, List<OutboxRecord> claimed,
-      Instant leaseExpiresAt, Instant now);
-
-  /**
-   * Inside the caller's open transaction: claims the command that comes right after {@code
-   * sending} in its entity's accept order, so that the replayer can mark it sending while {@code
-   * sending}'s request is in flight and send it the moment that one ends, without a commit in
-   * between. Only a command never attempted ({@code queued}), due at {@code now} and accepted
-   * under session version {@code sessionVersion} or later is taken, and only while {@code
-   * sending} is still sending under its fencing token. The claim is like {@link #claim}'s (status
-   * claimed, a new fencing token, lease to {@code now + lease}, audited) and holds only once the
-   * caller commits. Never commits or closes the transaction.
-   *
-   * <p>The default takes nothing: a store without it sends an entity's commands a commit apart.
-   *
-   * @param sending a row this replayer holds in status sending
-   * @return the claimed row, or empty when there is none to take
-   */
-  default Optional<OutboxRecord> claimNextOfEntity(T transaction, String owner, Duration lease,
-      OutboxRecord sending, long sessionVersion, Instant now) {
-    return Optional.empty();
-  }
-
-  /**
-   * Records an outcome for a row held with {@code fencingToken} in status {@code expected}
-   * (claimed or sending) and ends the claim.
-   *
-   * @throws IllegalStateException when {@link StateMachine} forbids {@code expected -> outcome}
-   * @throws FencedOffException when the row's status or token is no longer the expected one
-   */
-  OutboxRecord complete(CommandId id, long fencingToken, Status expected, Outcome outcome,
-      Instant now);
-
-  /**
-   * Like {@link #complete(CommandId, long, Status, Outcome, Instant)} inside the caller's open
-   * transaction, so that a local state change and the row's new status commit together.
-   */
-  OutboxRecord complete(T transaction, CommandId id, long fencingToken, Status expected,
-      Outcome outcome, Instant now);
-
-  /**
-   * Gives back a claimed, unsent row: it returns to the status it was claimed from (queued,
-   * retryable_failed or unknown), due at {@code nextAttemptAt}, with no attempt counted.
-   *
-   * @throws FencedOffException when the row is not claimed with {@code fencingToken}
-   */
-  OutboxRecord release(CommandId id, long fencingToken, Instant nextAttemptAt, Instant now);
-
-  /**
-   * Ends every lease that ran out at or before {@code now}: a sending row becomes unknown (the
-   * request may have reached the server; counted as an attempt, reason
-   * {@link Reason#LEASE_EXPIRED_WHILE_SENDING}); a claimed row goes back to the status it was
-   * claimed from ({@link Reason#LEASE_EXPIRED_WHILE_CLAIMED}, not an attempt). Never makes a
-   * sending row queued. Reads only rows that hold a lease. Durable when it returns.
-   *
-   * @return each row changed, as it is now, with the change as the audit trail records it
-   */
-  List<RecoveredLease> recoverExpiredLeases(Instant now);
-
-  /**
-   * A lease {@link #recoverExpiredLeases} ended: the row as it is after, and the change as
-   * audited. The replayer reports it to listeners with the row's operation and entity, which the
-   * audit does not hold.
+   * A lease {@link ReplayRows#recoverExpiredLeases} ended: the row as it is after, and the change
+   * as audited. The replayer reports it to listeners with the row's operation and entity, which
+   * the audit does not hold.
    */
   record RecoveredLease(OutboxRecord command, AuditEntry change) {}
-
-  /**
-   * The earliest command of {@code id}'s entity accepted after it that is acked, if any:
-   * requeueing {@code id} then would deliver it after a later command of its entity.
-   */
-  Optional<OutboxRecord> firstAckedAfter(CommandId id);
-
-  /**
-   * Operator action: puts a conflict or rejected row back to queued with attempt 0, due at
-   * {@code now}. The same id and key are kept.
-   *
-   * @throws IllegalStateException when the row is in another status
-   * @throws java.util.NoSuchElementException when there is no such row
-   */
-  OutboxRecord requeue(CommandId id, Instant now);
 
   /** Work run inside one store transaction. */
   @FunctionalInterface
   interface TransactionWork<T, R> {
     R run(T transaction) throws Exception;
   }
-
-  /**
-   * Runs {@code work} in one new transaction and commits it durably; rolls it back when
-   * {@code work} throws. Runtime exceptions pass through unchanged; checked ones are wrapped in
-   * {@link OutboxException}.
-   */
-  <R> R inTransaction(TransactionWork<T, R> work);
-
-  /**
-   * The earliest time a row can next be claimed: a waiting entity head's next attempt or a held
-   * row's lease end. Rows queued behind an earlier open row of their entity do not count: they
-   * become claimable only when that row ends.
-   */
-  Optional<Instant> nextDueAt();
-
-  /**
-   * The audit trail of one command: every status change after accept, oldest first, with the
-   * token and reason it was made with.
-   */
-  List<AuditEntry> auditTrail(CommandId id);
-
-  /**
-   * Deletes audit entries older than {@code before}, in the order they were written: pruning stops
-   * at the first entry written at or after {@code before}. An entry written after it with an
-   * older time (a process whose clock was behind) stays until a later prune reaches it.
-   *
-   * @return how many entries were deleted
-   */
-  int pruneAudit(Instant before);
-
-  /**
-   * History retention, first step: every acked, conflict or rejected command that ended (its
-   * last status change) before {@code endedBefore} becomes a tombstone. A tombstone keeps what
-   * deduplication, the audit and support need: id, idempotency key, operation, entity, the
-   * payload's SHA-256, status, attempt count, times, the response status and the last error code.
-   * It drops the payload bytes ({@link Payload#retained()} is then false), the response body and
-   * the last error message. Open commands are never touched; an accept with a tombstone's key
-   * still returns the tombstone (or refuses other content); a tombstone cannot be requeued.
-   * Works in bounded transactions, so accepts never wait long; durable when it returns.
-   *
-   * @param now recorded as the time the command became a tombstone
-   * @return how many commands became tombstones
-   */
-  int tombstoneEnded(Instant endedBefore, Instant now);
-
-  /**
-   * History retention, second step: deletes the tombstones of commands that ended before
-   * {@code endedBefore}, with their audit entries. After this an accept with a deleted command's
-   * idempotency key is a new command: call it only for commands older than the receiver's key
-   * retention (a receiver would by then run a resent key again anyway). Commands that are not
-   * tombstones yet are never deleted. Durable when it returns.
-   *
-   * @return how many tombstones were deleted
-   */
-  int deleteTombstones(Instant endedBefore);
 
   /**
    * One audited status change.
@@ -255,26 +56,6 @@ public interface OutboxStore<T> extends AutoCloseable {
    */
   record AuditEntry(CommandId commandId, IdempotencyKey idempotencyKey, Status from, Status to,
       long fencingToken, Reason reason, Instant at) {}
-
-  /** The row with this id, if any. */
-  Optional<OutboxRecord> find(CommandId id);
-
-  /** The row with this key, if any. */
-  Optional<OutboxRecord> findByKey(IdempotencyKey key);
-
-  /** Rows in {@code status}, in accept order, at most {@code limit}. */
-  List<OutboxRecord> list(Status status, int limit);
-
-  /** Number of rows per status; every status is present, zero included. */
-  Map<Status, Long> countByStatus();
-
-  /**
-   * When the oldest command that is not yet acked, conflict or rejected was accepted; empty when
-   * none is open, or when the store cannot answer cheaply (the default).
-   */
-  default Optional<Instant> oldestOpenAcceptedAt() {
-    return Optional.empty();
-  }
 
   /** Releases the store's resources. Rows already written stay durable. */
   @Override

@@ -3,7 +3,7 @@ package dev.outboxreplay.micrometer;
 import dev.outboxreplay.CommandId;
 import dev.outboxreplay.OutboxListener;
 import dev.outboxreplay.OutboxRecord;
-import dev.outboxreplay.OutboxStore;
+import dev.outboxreplay.OperatorRows;
 import dev.outboxreplay.PassSummary;
 import dev.outboxreplay.Reason;
 import dev.outboxreplay.Status;
@@ -48,26 +48,29 @@ public final class OutboxMetrics implements MeterBinder, OutboxListener {
   /** Default longest age of the status counts behind the gauges. */
   public static final Duration DEFAULT_COUNTS_MAX_AGE = Duration.ofSeconds(5);
 
-  private final OutboxStore<?> store;
+  private final OperatorRows store;
   private final Clock clock;
   private final Map<CommandId, Instant> sendingSince = new ConcurrentHashMap<>();
   private volatile MeterRegistry registry;
   private final ThrottledRead<Map<Status, Long>> counts;
 
-  private OutboxMetrics(OutboxStore<?> store, Clock clock, Duration countsMaxAge) {
+  private OutboxMetrics(OperatorRows store, Clock clock, Duration countsMaxAge) {
     this.store = Objects.requireNonNull(store, "store == null");
     this.clock = Objects.requireNonNull(clock, "clock == null");
     this.counts = new ThrottledRead<>(store::countByStatus, clock,
         Objects.requireNonNull(countsMaxAge, "countsMaxAge == null"));
   }
 
-  /** Metrics of {@code store}, with the system clock and {@link #DEFAULT_COUNTS_MAX_AGE}. */
-  public static OutboxMetrics of(OutboxStore<?> store) {
+  /**
+   * Metrics of {@code store} (an {@link dev.outboxreplay.OutboxStore}: the metrics read its
+   * counts and oldest open command), with the system clock and {@link #DEFAULT_COUNTS_MAX_AGE}.
+   */
+  public static OutboxMetrics of(OperatorRows store) {
     return of(store, Clock.systemUTC(), DEFAULT_COUNTS_MAX_AGE);
   }
 
   /** Metrics of {@code store}; use the replayer's clock. */
-  public static OutboxMetrics of(OutboxStore<?> store, Clock clock, Duration countsMaxAge) {
+  public static OutboxMetrics of(OperatorRows store, Clock clock, Duration countsMaxAge) {
     return new OutboxMetrics(store, clock, countsMaxAge);
   }
 
