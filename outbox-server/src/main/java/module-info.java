@@ -10,6 +10,7 @@ module dev.outboxreplay.server {
   requires org.eclipse.jetty.server;
   requires org.eclipse.jetty.util;
   requires org.slf4j;
+  requires static jakarta.servlet;
 
   exports dev.outboxreplay.server;
 }

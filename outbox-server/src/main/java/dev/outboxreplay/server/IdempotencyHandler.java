@@ -31,8 +31,9 @@ import org.eclipse.jetty.util.Callback;
  * every other request on (returns false) to the application's other handlers. Each operation's
  * {@link OperationHandler} runs in the transaction that stores its answer.
  *
- * <p>For another HTTP server (a servlet container, say), {@link #respond} is the same protocol
- * without Jetty: hand it the method, path, headers and body, and write back the {@link Reply}.
+ * <p>In a servlet container, {@link IdempotencyFilter} puts the same guard in front of the
+ * application's servlets. For any other HTTP server, {@link #respond} is the protocol without
+ * Jetty: hand it the method, path, headers and body, and write back the {@link Reply}.
  * Thread-safe; it blocks the calling thread while a handler runs, as Jetty allows for a handler
  * of the default (blocking) invocation type.
  */
@@ -62,6 +63,11 @@ public final class IdempotencyHandler extends Handler.Abstract {
    * @param body the body bytes
    */
   public record Reply(int status, String contentType, Map<String, String> headers, byte[] body) {}
+
+  /** The largest request body this guard takes; a longer one is answered 413. */
+  public int maxBodyBytes() {
+    return maxBodyBytes;
+  }
 
   /** True when this guard answers {@code pathInContext}: one of its operations, or reconcile. */
   public boolean answers(String pathInContext) {
