@@ -11,6 +11,7 @@ import dev.outboxreplay.jdbc.internal.OutboxTables;
 import dev.outboxreplay.sqlite.internal.SqliteDialect;
 import dev.outboxreplay.sqlite.internal.SqliteErrors;
 import dev.outboxreplay.sqlite.internal.SqliteFile;
+import dev.outboxreplay.sqlite.internal.StatementCachingDataSource;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
@@ -61,6 +62,8 @@ public final class SqliteDatabase implements JdbcDatabase, AutoCloseable {
   public static final long QUICK_CHECK_LIMIT = 256L << 20;
   /** The {@code -wal} file is cut back to this size after each checkpoint. */
   static final long WAL_SIZE_LIMIT = 16L << 20;
+  /** Compiled statements each pooled connection keeps: the library uses about 40 distinct. */
+  static final int STATEMENTS_PER_CONNECTION = 64;
   private static final long FIRST_PAUSE_MILLIS = 5;
   private static final long LONGEST_PAUSE_MILLIS = 200;
 
@@ -82,7 +85,8 @@ public final class SqliteDatabase implements JdbcDatabase, AutoCloseable {
     sqlite.setUrl("jdbc:sqlite:" + file + (checked.immutable() ? "?immutable=1" : ""));
     HikariConfig pool = new HikariConfig();
     pool.setPoolName("outbox-sqlite:" + file.getFileName());
-    pool.setDataSource(sqlite);
+    // each physical connection keeps its compiled statements (sqlite-jdbc and HikariCP keep none)
+    pool.setDataSource(new StatementCachingDataSource(sqlite, STATEMENTS_PER_CONNECTION));
     pool.setMaximumPoolSize(b.maxPoolSize);
     pool.setMinimumIdle(1);
     pool.setInitializationFailTimeout(1);
