@@ -12,10 +12,10 @@ import java.util.UUID;
 import javax.sql.DataSource;
 
 /**
- * SQLite's SQL where it differs: {@code RETURNING} for an update's rows, no index hints (its
- * planner reads the same indexes; {@code SqliteQueryPlanTest} checks), ids as text, inserts
- * that return their {@code seq} one at a time, fencing tokens from a counter row, and writes
- * that take the file's write lock at their start. SQLite has one writer at a time; a transaction
+ * SQLite's SQL where it differs: {@code RETURNING} for an update's rows, {@code INDEXED BY}
+ * where the H2 dialect hints an index ({@code SqliteQueryPlanTest} checks the plans), ids as
+ * text, inserts that return their {@code seq} one at a time, fencing tokens from a counter row,
+ * and writes that take the file's write lock at their start. SQLite has one writer at a time; a transaction
  * that read first and wrote later fails at once when another writer committed meanwhile
  * ({@code SQLITE_BUSY_SNAPSHOT}), where one that writes first waits its turn.
  */
@@ -66,9 +66,15 @@ public final class SqliteDialect implements Dialect {
     }
   }
 
+  /**
+   * {@code INDEXED BY}: without statistics ({@code ANALYZE} is never run on a user's file)
+   * SQLite's planner read the claim's candidates through the status index and sorted the whole
+   * backlog for every claim (96 ms per claim of 8 with 100,000 commands queued); the claim index
+   * reads the due range in order and stops at the limit.
+   */
   @Override
   public String indexHint(String index) {
-    return "";
+    return " INDEXED BY " + index;
   }
 
   @Override
