@@ -17,7 +17,7 @@ import java.util.List;
  *     [trivial|server] [h2|sqlite]
  * java -jar benchmarks/target/benchmarks.jar history [rows] [open] [rounds]
  * java -jar benchmarks/target/benchmarks.jar filesize [seconds] [pauseMs] [simSecsPerCmd] [on|off]
- * java -Xmx64m -jar benchmarks/target/benchmarks.jar drain [commands]
+ * java -Xmx64m -jar benchmarks/target/benchmarks.jar drain [commands] [h2|sqlite]
  * java -jar benchmarks/target/benchmarks.jar stalled [requests] [count...]
  * java -jar benchmarks/target/benchmarks.jar floor [commands] [group] [rounds]
  * java -jar benchmarks/target/benchmarks.jar engines [commands] [threads] [rounds]  (SQLite vs H2)
@@ -71,7 +71,8 @@ public final class Benchmarks {
       case "filesize" -> figures.addAll(new FileSizeProbe(intArg(args, 1, 120),
           intArg(args, 2, 5), intArg(args, 3, 60), !(args.length > 4 && args[4].equals("off")))
           .run());
-      case "drain" -> figures.addAll(new DrainProbe(intArg(args, 1, 1_000_000)).run());
+      case "drain" -> figures.addAll(new DrainProbe(intArg(args, 1, 1_000_000),
+          BenchEngine.of(args, 2)).run());
       case "server" -> figures.addAll(new ServerBenchmark(intArg(args, 1, 5_000),
           intArg(args, 2, 8), intArg(args, 3, 3)).run());
       case "stalled" -> figures.addAll(new StalledClientsProbe(args.length > 2

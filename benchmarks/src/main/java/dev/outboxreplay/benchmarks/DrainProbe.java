@@ -5,7 +5,9 @@ import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.Replayer;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.jdbc.Durability;
+import dev.outboxreplay.jdbc.JdbcDatabase;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import dev.outboxreplay.testkit.AckingTransport;
 import java.lang.management.GarbageCollectorMXBean;
 import java.lang.management.ManagementFactory;
@@ -29,24 +31,27 @@ import java.util.List;
  */
 final class DrainProbe {
   private final int commands;
+  private final BenchEngine engine;
 
-  DrainProbe(int commands) {
+  DrainProbe(int commands, BenchEngine engine) {
     this.commands = commands;
+    this.engine = engine;
   }
 
   List<Figure> run() throws Exception {
     Path dir = Files.createTempDirectory("outbox-drain");
     long maxHeap = Runtime.getRuntime().maxMemory();
-    System.out.printf("drain probe: %,d commands, max heap %,d MB%n", commands,
-        maxHeap >> 20);
+    System.out.printf("drain probe: %,d commands, %s file, max heap %,d MB%n", commands,
+        engine, maxHeap >> 20);
     long started = System.nanoTime();
     long acceptedAt;
     long drainedAt;
     long fileBytes;
-    try (H2Database db = H2Database.open(dir.resolve("outbox"))) {
-      H2OutboxStore store = H2OutboxStore.create(db);
+    try (JdbcDatabase db = engine.open(dir.resolve("outbox"), H2Database.DEFAULT_MAX_POOL_SIZE,
+        Durability.PROCESS_CRASH_SAFE)) {
+      JdbcOutboxStore store = JdbcOutboxStore.create(db);
       String retentionTime = System.getProperty("drain.retentionTime");
-      if (retentionTime != null) {
+      if (retentionTime != null && engine == BenchEngine.H2) {
         try (Connection c = db.dataSource().getConnection()) {
           c.createStatement().execute("SET RETENTION_TIME " + Integer.parseInt(retentionTime));
         }
@@ -84,8 +89,9 @@ final class DrainProbe {
         (acceptedAt - started) / 1e9, (drainedAt - acceptedAt) / 1e9, (closedAt - drainedAt) / 1e9,
         sumOfHeapPoolPeaksMb(), maxHeap >> 20, 100.0 * gcMillis / 1000 / total, fileBytes >> 20);
     BenchSupport.deleteTree(dir);
-    return List.of(Figure.reported(String.format("drain of %,d queued commands with a %d MB heap, "
-        + "close included: seconds", commands, maxHeap >> 20), "finished", new double[] {total}),
+    return List.of(Figure.reported(String.format("drain of %,d queued commands (%s) with a %d MB "
+        + "heap, close included: seconds", commands, engine, maxHeap >> 20), "finished",
+        new double[] {total}),
         Figure.reported("share of that time in GC, %", "-",
             new double[] {100.0 * gcMillis / 1000 / total}));
   }
