@@ -19,7 +19,7 @@ import java.util.List;
  * java -jar benchmarks/target/benchmarks.jar filesize [seconds] [pauseMs] [simSecsPerCmd] [on|off]
  * java -Xmx64m -jar benchmarks/target/benchmarks.jar drain [commands] [h2|sqlite]
  * java -jar benchmarks/target/benchmarks.jar stalled [requests] [count...]
- * java -jar benchmarks/target/benchmarks.jar floor [commands] [group] [rounds]
+ * java -jar benchmarks/target/benchmarks.jar floor [commands] [group] [rounds] [h2|sqlite]
  * java -jar benchmarks/target/benchmarks.jar engines [commands] [threads] [rounds]  (SQLite vs H2)
  * </pre>
  */
@@ -46,6 +46,7 @@ public final class Benchmarks {
         figures.addAll(new ReplayBenchmark(10_000, 8, 3, 100, true,
             BenchEngine.SQLITE).run());
         figures.addAll(new FloorProbe(20_000, 8, 3).run());
+        figures.addAll(new FloorProbe(20_000, 8, 3, BenchEngine.SQLITE).run());
         figures.addAll(new HistoryProbe(1_000_000, 10_000, 5).run());
         figures.addAll(new FileSizeProbe(60, 5, 60, true).run());
         figures.addAll(new StalledClientsProbe(new int[] {16, 128, 255}, 20).run());
@@ -79,7 +80,7 @@ public final class Benchmarks {
           ? java.util.Arrays.stream(args, 2, args.length).mapToInt(Integer::parseInt).toArray()
           : new int[] {16, 128, 255, 300}, intArg(args, 1, 20)).run());
       case "floor" -> figures.addAll(new FloorProbe(intArg(args, 1, 20_000),
-          intArg(args, 2, 8), intArg(args, 3, 3)).run());
+          intArg(args, 2, 8), intArg(args, 3, 3), BenchEngine.of(args, 4)).run());
       default -> {
         System.err.println("unknown benchmark '" + which
             + "'; available: all, accept, inbox, server, replay, history, filesize, "

@@ -4,8 +4,10 @@ import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.Reason;
 import dev.outboxreplay.Status;
-import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.jdbc.Dialect;
+import dev.outboxreplay.jdbc.Durability;
+import dev.outboxreplay.jdbc.JdbcDatabase;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -29,13 +31,18 @@ import java.util.UUID;
  *
  * <p>The CPU time per command printed here, added to a raw HTTP loop's CPU time per command on
  * the same machine, bounds what a replayer on this table can reach on it when CPU is the limit.
+ * It runs on either engine, through the engine's dialect for the fencing token and the ids.
  */
 final class FloorProbe {
-  private static final String CLAIM = "UPDATE outbox_command SET status = '"
-      + Status.CLAIMED.wireName() + "', claimed_from = '" + Status.QUEUED.wireName() + "', "
-      + "claim_owner = 'floor', fencing_token = NEXT VALUE FOR outbox_fencing_token, "
-      + "lease_expires_at = ?, updated_at = ? WHERE command_id = ? AND status = '"
-      + Status.QUEUED.wireName() + "'";
+  /** The claim's update, with the engine's next fencing token. */
+  private static String claim(Dialect dialect) {
+    return "UPDATE outbox_command SET status = '"
+        + Status.CLAIMED.wireName() + "', claimed_from = '" + Status.QUEUED.wireName() + "', "
+        + "claim_owner = 'floor', fencing_token = " + dialect.nextFencingToken() + ", "
+        + "lease_expires_at = ?, updated_at = ? WHERE command_id = ? AND status = '"
+        + Status.QUEUED.wireName() + "'";
+  }
+
   private static final String MARK = "UPDATE outbox_command SET status = '"
       + Status.SENDING.wireName() + "', lease_expires_at = ?, updated_at = ? "
       + "WHERE command_id = ? AND status = ?";
@@ -60,20 +67,26 @@ final class FloorProbe {
   private final int commands;
   private final int group;
   private final int rounds;
+  private final BenchEngine engine;
 
   FloorProbe(int commands, int group, int rounds) {
+    this(commands, group, rounds, BenchEngine.H2);
+  }
+
+  FloorProbe(int commands, int group, int rounds, BenchEngine engine) {
     this.commands = commands;
     this.group = group;
     this.rounds = rounds;
+    this.engine = engine;
   }
 
   private record Row(UUID id, String key) {}
 
   List<Figure> run() throws Exception {
-    System.out.printf("floor probe: %,d commands over 100 entities, %d answers and %d marks per "
-        + "commit, %d rounds after two warm-up rounds, %d cores%n", commands, group, group, rounds,
-        Runtime.getRuntime().availableProcessors());
-    for (int warmUp = 0; warmUp < 2; warmUp++) { // until H2's write path is compiled
+    System.out.printf("floor probe (%s): %,d commands over 100 entities, %d answers and %d marks "
+        + "per commit, %d rounds after two warm-up rounds, %d cores%n", engine, commands, group,
+        group, rounds, Runtime.getRuntime().availableProcessors());
+    for (int warmUp = 0; warmUp < 2; warmUp++) { // until the engine's write path is compiled
       for (Variant v : Variant.values()) {
         measure(v);
       }
@@ -87,10 +100,12 @@ final class FloorProbe {
           + "claimed first%n", round + 1, cpu[0][round], cpu[1][round], cpu[2][round]);
     }
     String unit = "microseconds of process CPU per command";
+    String on = engine == BenchEngine.H2 ? "" : " (" + engine + ")";
     return List.of(
-        Figure.reported("durable floor: sending, acked; us CPU", unit, cpu[0]),
-        Figure.reported("durable floor: sending, acked, audited; us CPU", unit, cpu[1]),
-        Figure.reported("durable floor: claimed, sending, acked, audited; us CPU", unit, cpu[2]));
+        Figure.reported("durable floor" + on + ": sending, acked; us CPU", unit, cpu[0]),
+        Figure.reported("durable floor" + on + ": sending, acked, audited; us CPU", unit, cpu[1]),
+        Figure.reported("durable floor" + on + ": claimed, sending, acked, audited; us CPU", unit,
+            cpu[2]));
   }
 
   /** Process CPU microseconds per command of {@code variant}'s writes, on a fresh backlog. */
@@ -98,13 +113,15 @@ final class FloorProbe {
     boolean audit = variant != Variant.PLAIN;
     boolean claim = variant == Variant.CLAIMED;
     Path dir = Files.createTempDirectory("floor-probe");
-    try (H2Database db = H2Database.builder().file(dir.resolve("client")).build()) {
-      Outbox<Connection> outbox = Outbox.builder(H2OutboxStore.create(db)).build();
+    try (JdbcDatabase db = engine.open(dir.resolve("client"), 8,
+        Durability.PROCESS_CRASH_SAFE)) {
+      Dialect dialect = db.dialect();
+      Outbox<Connection> outbox = Outbox.builder(JdbcOutboxStore.create(db)).build();
       BenchSupport.acceptBacklog(outbox, commands, n -> OutboxCommand.ofJson("note.put",
           "e" + (n % 100), "{\"body\":\"" + "lorem ipsum ".repeat(8) + "\",\"n\":" + n + "}"),
           false);
       try (Connection c = db.dataSource().getConnection()) {
-        List<Row> rows = rows(c);
+        List<Row> rows = rows(c, dialect);
         c.setAutoCommit(false);
         long cpu = BenchSupport.processCpuNanos();
         List<Row> inFlight = List.of();
@@ -114,34 +131,35 @@ final class FloorProbe {
               Math.min(first + group, rows.size()));
           long now = System.currentTimeMillis();
           try (PreparedStatement answer = c.prepareStatement(ANSWER);
-              PreparedStatement claimed = c.prepareStatement(CLAIM);
+              PreparedStatement claimed = c.prepareStatement(claim(dialect));
               PreparedStatement mark = c.prepareStatement(MARK);
               PreparedStatement trail = c.prepareStatement(AUDIT)) {
             for (Row r : inFlight) {
               answer.setBytes(1, RESPONSE);
               answer.setLong(2, now);
-              answer.setObject(3, r.id());
+              dialect.setId(answer, 3, r.id());
               updateOne(answer, r);
               if (audit) {
-                audit(trail, r, Status.SENDING, Status.ACKED, Reason.ACKED, now);
+                audit(trail, dialect, r, Status.SENDING, Status.ACKED, Reason.ACKED, now);
               }
             }
             for (Row r : next) {
               if (claim) {
+                dialect.advanceFencingToken(c);
                 claimed.setLong(1, now + 30_000);
                 claimed.setLong(2, now);
-                claimed.setObject(3, r.id());
+                dialect.setId(claimed, 3, r.id());
                 updateOne(claimed, r);
-                audit(trail, r, Status.QUEUED, Status.CLAIMED, Reason.CLAIMED, now);
+                audit(trail, dialect, r, Status.QUEUED, Status.CLAIMED, Reason.CLAIMED, now);
               }
               Status previous = claim ? Status.CLAIMED : Status.QUEUED;
               mark.setLong(1, now + 30_000);
               mark.setLong(2, now);
-              mark.setObject(3, r.id());
+              dialect.setId(mark, 3, r.id());
               mark.setString(4, previous.wireName());
               updateOne(mark, r);
               if (audit) {
-                audit(trail, r, previous, Status.SENDING, Reason.SENDING, now);
+                audit(trail, dialect, r, previous, Status.SENDING, Reason.SENDING, now);
               }
             }
           }
@@ -155,13 +173,13 @@ final class FloorProbe {
     }
   }
 
-  private static List<Row> rows(Connection c) throws SQLException {
+  private static List<Row> rows(Connection c, Dialect dialect) throws SQLException {
     List<Row> rows = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(
         "SELECT command_id, idempotency_key FROM outbox_command ORDER BY seq");
         ResultSet rs = ps.executeQuery()) {
       while (rs.next()) {
-        rows.add(new Row(rs.getObject(1, UUID.class), rs.getString(2)));
+        rows.add(new Row(dialect.getId(rs, 1), rs.getString(2)));
       }
     }
     return rows;
@@ -173,9 +191,9 @@ final class FloorProbe {
     }
   }
 
-  private static void audit(PreparedStatement ps, Row r, Status from, Status to, Reason reason,
-      long now) throws SQLException {
-    ps.setObject(1, r.id());
+  private static void audit(PreparedStatement ps, Dialect dialect, Row r, Status from, Status to,
+      Reason reason, long now) throws SQLException {
+    dialect.setId(ps, 1, r.id());
     ps.setString(2, r.key());
     ps.setString(3, from.wireName());
     ps.setString(4, to.wireName());

@@ -1,30 +1,14 @@
 package dev.outboxreplay.h2;
 
 import dev.outboxreplay.jdbc.Durability;
-import com.zaxxer.hikari.HikariDataSource;
 import dev.outboxreplay.OutboxStorageException;
-import dev.outboxreplay.h2.internal.CommitOutcome;
-import dev.outboxreplay.h2.internal.CompactionSchedule;
-import dev.outboxreplay.h2.internal.FileCheck;
-import dev.outboxreplay.h2.internal.H2Errors;
-import dev.outboxreplay.h2.internal.H2Version;
-import dev.outboxreplay.h2.internal.Handover;
-import dev.outboxreplay.h2.internal.LocalOnly;
-import dev.outboxreplay.h2.internal.LockOwner;
-import dev.outboxreplay.h2.internal.OpenJournal;
-import dev.outboxreplay.h2.internal.PoolOpener;
-import dev.outboxreplay.h2.internal.RetryingOpenDataSource;
-import dev.outboxreplay.h2.internal.H2Dialect;
-import dev.outboxreplay.h2.internal.ServedHere;
+import dev.outboxreplay.h2.internal.H2File;
 import dev.outboxreplay.internal.Arguments;
 import dev.outboxreplay.jdbc.Dialect;
 import dev.outboxreplay.jdbc.JdbcDatabase;
 import dev.outboxreplay.jdbc.Migration;
-import dev.outboxreplay.jdbc.internal.PrivateFiles;
 import dev.outboxreplay.jdbc.internal.SchemaMigrator;
 import java.util.function.Predicate;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
@@ -66,7 +50,7 @@ public final class H2Database implements JdbcDatabase, AutoCloseable {
    * moment (H2's lock-file races) or take it over from a process that went away; after it, the
    * failure is a retryable {@link OutboxStorageException}.
    */
-  public static final Duration OPEN_RACE_RETRY = Handover.RETRY_FOR;
+  public static final Duration OPEN_RACE_RETRY = H2File.OPEN_RACE_RETRY;
   /** Default time a statement waits for a row lock held by another transaction. */
   public static final Duration DEFAULT_LOCK_TIMEOUT = Duration.ofSeconds(10);
   /** Default time between two compactions of the file while it is open. */
@@ -74,159 +58,30 @@ public final class H2Database implements JdbcDatabase, AutoCloseable {
   /** Longest one compaction runs before it leaves the rest to the next. */
   public static final Duration COMPACTION_BUDGET = Duration.ofMillis(200);
 
-  private final Path file;
   private final java.util.concurrent.atomic.AtomicBoolean closed =
       new java.util.concurrent.atomic.AtomicBoolean();
   private final Durability durability;
   private final boolean readOnly;
-  /** Whether other processes may reach the file through this one (H2's auto-server). */
-  private final boolean multiProcess;
-  /** The pool this class opened and closes; null for an application's own data source. */
-  private final HikariDataSource pool;
-  /** Where connections come from: {@link #pool}, or the application's data source. */
-  private final DataSource connections;
+  /** The open file, and all the library does around H2 for it. */
+  private final H2File.Opened opened;
   private final List<Runnable> beforeClose = new CopyOnWriteArrayList<>();
   private final AtomicLong diskSyncs = new AtomicLong();
-  /** Compacts the file while it is open; null when read-only, off, or not this class's pool. */
-  private final CompactionSchedule compaction;
 
   static {
-    LocalOnly.requestLoopback(); // before any H2 class loads: it reads the address once
+    H2File.requestLoopback(); // before any H2 class loads: it reads the address once
   }
 
   private H2Database(Builder builder) {
-    H2Version.require(builder.file != null ? dataFile(builder.file) : Path.of("(data source)"));
     this.durability = builder.durability;
     this.readOnly = builder.readOnly;
-    this.multiProcess = builder.multiProcess;
-    if (builder.applicationDataSource != null) {
-      this.pool = null;
-      this.connections = builder.applicationDataSource;
-      this.file = PoolOpener.checkApplicationDataSource(connections, builder.allowWriteDelay)
-          .file();
-      if (!builder.withoutCrashRepairs) {
-        throw new OutboxStorageException("refusing the application's own data source for "
-            + dataFile(file) + ": it opens the file itself, so the library cannot look at the "
-            + "file before H2 does, and after a process kill H2's own recovery can open it "
-            + "without commits that had returned (the repair the library runs before its own "
-            + "opens; docs/h2-file-handling.md, \"Commits H2's recovery would miss after a kill\"). "
-            + "Let the library open the file "
-            + "(H2Database.builder().file(...)) and take the application's connections from "
-            + "H2Database.dataSource(), or accept this with withoutCrashRepairs(true)");
-      }
-      // the file is compacted on the application's pool as on the library's own: without it, it
-      // only grew (90.9 MB against 2.9 MB after 2,000 cycles and 150 s idle)
-      this.compaction = !builder.compaction ? null
-          : new CompactionSchedule(connections, dataFile(file), builder.compactionInterval,
-              COMPACTION_BUDGET);
-      return;
-    }
-    this.file = builder.file;
-    boolean existed = Files.exists(dataFile(file));
-    if ((!builder.createIfMissing || readOnly) && !existed) {
-      throw new OutboxStorageException("no outbox database at " + dataFile(file) + " (it is not "
-          + "created because " + (readOnly ? "it is opened read-only" : "createIfMissing is off")
-          + ")");
-    }
-    if (builder.multiProcess) {
-      LocalOnly.requireLoopback(dataFile(file));
-    }
-    if (!readOnly) {
-      requireWritable(dataFile(file), existed);
-    }
-    boolean inUse = false;
-    if (existed) {
-      // read-only: a refused file is not touched; one opened for writing may first get a store
-      // header that leads to its last commits (StoreHeaderRepair)
-      inUse = FileCheck.verifyBeforeOpen(dataFile(file), builder.encryptionKey, !readOnly);
-    } else {
-      try {
-        PrivateFiles.createParents(dataFile(file));
-      } catch (IOException e) {
-        throw new OutboxStorageException("cannot create the folder of " + dataFile(file) + ": "
-            + e, e);
-      }
-    }
-    // registered before H2 opens it: from here on no check in this JVM opens (and, closing it,
-    // unlocks) a channel of its own on the file
-    FileCheck.openedHere(dataFile(file), builder.encryptionKey);
-    // not while another H2Database of this JVM has the file: its writes are not ours to undo
-    OpenJournal journal =
-        existed && !readOnly && !inUse ? OpenJournal.begin(dataFile(file)) : null;
-    if (existed && !readOnly && builder.multiProcess) {
-      LockOwner.removeIfGone(dataFile(file)); // a killed process's lock: no 2-4 s takeover
-    }
-    PoolOpener opener = new PoolOpener(file, builder.multiProcess, builder.createIfMissing,
-        readOnly, builder.encryptionKey, builder.maxPoolSize, builder.lockTimeout,
-        builder.openWait);
-    try {
-      this.pool = openPool(opener, readOnly);
-    } catch (RuntimeException e) {
-      if (journal != null) {
-        journal.undoAfter(e);
-      }
-      FileCheck.closedHere(dataFile(file));
-      if (readOnly && H2Errors.isReadOnlyRefusal(e)) {
-        FileCheck.releaseLockLeftByRefusedOpen(dataFile(file), Duration.ofSeconds(5));
-      }
-      throw e instanceof OutboxStorageException refused && H2Errors.isLockedByAnother(refused)
-          ? H2Errors.lockedBy(dataFile(file), refused) : e;
-    } finally {
-      if (journal != null) {
-        journal.close();
-      }
-    }
-    this.connections = pool;
-    if (readOnly) {
-      this.compaction = null;
-      return; // nothing to set: nothing is written
-    }
-    // The lock file is new on every open and holds the server's access key.
-    PrivateFiles.restrictToOwner(lockFile(file));
-    if (!existed) {
-      PrivateFiles.restrictToOwner(dataFile(file));
-    }
-    try {
-      // Persisted by H2, but set on every open so a file made elsewhere gets it too. Run again
-      // when the process serving the file closes under it: setting it twice does no harm.
-      Handover.retry(() -> {
-        try (Connection c = pool.getConnection(); Statement s = c.createStatement()) {
-          return s.execute("SET WRITE_DELAY 0");
-        }
-      }, e -> false, builder.openWait);
-    } catch (SQLException e) {
-      pool.close();
-      FileCheck.closedHere(dataFile(file));
-      throw H2Errors.onOpen(dataFile(file), e);
-    }
-    this.compaction = !builder.compaction ? null
-        : new CompactionSchedule(pool, dataFile(file), builder.compactionInterval,
+    Duration compactionInterval = builder.compaction ? builder.compactionInterval : null;
+    this.opened = builder.applicationDataSource != null
+        ? H2File.attach(builder.applicationDataSource, builder.allowWriteDelay,
+            builder.withoutCrashRepairs, compactionInterval, COMPACTION_BUDGET)
+        : H2File.open(new H2File.Options(builder.file, builder.multiProcess,
+            builder.createIfMissing, builder.readOnly, builder.encryptionKey,
+            builder.maxPoolSize, builder.lockTimeout, builder.openWait, compactionInterval),
             COMPACTION_BUDGET);
-  }
-
-  /**
-   * The pool: read-only, never as the file's writer ({@link PoolOpener#openReadOnly}), or for
-   * writing.
-   */
-  private static HikariDataSource openPool(PoolOpener opener, boolean readOnly) {
-    return readOnly ? opener.openReadOnly() : opener.open(false);
-  }
-
-  /**
-   * Refuses, before H2 tries and fails slowly, a file this user may not write or whose folder it
-   * may not create files in (H2 creates its lock file there).
-   */
-  private static void requireWritable(Path dataFile, boolean existed) {
-    Path folder = dataFile.toAbsolutePath().getParent();
-    if (existed && !Files.isWritable(dataFile)) {
-      throw new OutboxStorageException("cannot open " + dataFile + " for writing: the file is "
-          + "read-only for this user; reading it (read-only opens, outbox status) still works");
-    }
-    if (folder != null && Files.isDirectory(folder) && !Files.isWritable(folder)) {
-      throw new OutboxStorageException("cannot open " + dataFile + " for writing: this user "
-          + "may not create files in " + folder + ", where H2 keeps the file's lock; reading it "
-          + "(read-only opens, outbox status) still works");
-    }
   }
 
   /** A builder; {@link Builder#file(Path)} is required. */
@@ -241,12 +96,12 @@ public final class H2Database implements JdbcDatabase, AutoCloseable {
 
   /** Pooled connections to this database, for the application's own tables and transactions. */
   public DataSource dataSource() {
-    return connections;
+    return opened.dataSource();
   }
 
   /** The {@code .mv.db} file on disk. */
   public Path file() {
-    return dataFile(file);
+    return opened.dataFile();
   }
 
   /** The durability mode the library's own commits honor. */
@@ -298,7 +153,7 @@ public final class H2Database implements JdbcDatabase, AutoCloseable {
 
   @Override
   public Dialect dialect() {
-    return H2Dialect.INSTANCE;
+    return H2File.dialect();
   }
 
   /**
@@ -310,18 +165,17 @@ public final class H2Database implements JdbcDatabase, AutoCloseable {
   @Override
   public <R> R retry(SqlCall<R> call, Predicate<SQLException> alsoRetry, Duration bound)
       throws SQLException {
-    return Handover.retry(call::call, alsoRetry,
-        bound.compareTo(Handover.RETRY_FOR) > 0 ? bound : Handover.RETRY_FOR);
+    return opened.retry(call::call, alsoRetry, bound);
   }
 
   @Override
   public SQLException passingCause(Throwable failure) {
-    return Handover.handoverCause(failure);
+    return opened.passingCause(failure);
   }
 
   @Override
   public OutboxStorageException onStatement(String action, SQLException e) {
-    return H2Errors.onStatement(file(), action, e);
+    return opened.onStatement(action, e);
   }
 
   /** Whether this database was opened {@linkplain Builder#readOnly(boolean) read-only}. */
@@ -334,7 +188,7 @@ public final class H2Database implements JdbcDatabase, AutoCloseable {
    * the application's own inserts into this database as for the library's.
    */
   public static boolean isUniqueViolation(SQLException e) {
-    return H2Errors.isUniqueViolation(e);
+    return H2File.isUniqueViolation(e);
   }
 
   /**
@@ -350,7 +204,7 @@ public final class H2Database implements JdbcDatabase, AutoCloseable {
    *     Also thrown when the sync fails.
    */
   public void afterCommit(Connection connection) throws SQLException {
-    CommitOutcome.requireKnown(connection);
+    opened.requireCommitKnown(connection);
     if (durability == Durability.POWER_LOSS_SAFE) {
       syncToDisk(connection);
     }
@@ -369,14 +223,7 @@ public final class H2Database implements JdbcDatabase, AutoCloseable {
    */
   @Override
   public long compactFile() {
-    if (readOnly) {
-      return 0;
-    }
-    try {
-      return CompactionSchedule.runNow(connections, COMPACTION_BUDGET).shrunkBy();
-    } catch (SQLException | RuntimeException e) {
-      throw new OutboxStorageException("compacting " + file() + " failed: " + e, e);
-    }
+    return opened.compactNow(COMPACTION_BUDGET);
   }
 
   /**
@@ -410,16 +257,7 @@ public final class H2Database implements JdbcDatabase, AutoCloseable {
     for (Runnable action : beforeClose) {
       action.run();
     }
-    if (compaction != null) {
-      compaction.close();
-    }
-    if (pool != null && multiProcess && !readOnly) {
-      ServedHere.letGoOf((RetryingOpenDataSource) pool.getDataSource(), dataFile(file));
-    }
-    if (pool != null) {
-      pool.close(); // an application's own data source stays open: it is the application's
-      FileCheck.closedHere(dataFile(file));
-    }
+    opened.close(); // an application's own data source stays open: it is the application's
   }
 
   @Override

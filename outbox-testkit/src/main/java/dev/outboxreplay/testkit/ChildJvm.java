@@ -130,10 +130,15 @@ public final class ChildJvm implements AutoCloseable {
     process.getOutputStream().flush();
   }
 
-  /** Waits (bounded) for the child to exit by itself and returns its exit code. */
+  /**
+   * Waits (bounded) for the child to exit by itself and returns its exit code.
+   *
+   * @throws IllegalStateException when it did not, with the child's threads in the message
+   */
   public int waitForExit(Duration timeout) throws InterruptedException {
     if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
-      throw new IllegalStateException("child did not exit within " + timeout);
+      throw new IllegalStateException("child did not exit within " + timeout + "; its threads:\n"
+          + threadDump(Duration.ofSeconds(10)));
     }
     return process.exitValue();
   }

@@ -5,7 +5,6 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.util.concurrent.ConcurrentHashMap;
 import org.h2.mvstore.MVStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -35,17 +34,15 @@ import org.slf4j.LoggerFactory;
  */
 final class CleanMarkRepair {
   private static final Logger LOG = LoggerFactory.getLogger(CleanMarkRepair.class);
-  /**
-   * Clean headers {@link FileCheck} just found H2 opens whole, by file and version: the look under
-   * H2's lock that follows is then skipped, so an open pays for one look, not two.
-   */
-  private static final ConcurrentHashMap<Path, Long> CHECKED_WHOLE = new ConcurrentHashMap<>();
-
   private CleanMarkRepair() {}
 
-  /** Records that H2 opens {@code file}, cleanly closed at {@code version}, at that version. */
+  /**
+   * Records that H2 opens {@code file}, cleanly closed at {@code version}, at that version (in
+   * the file's {@link H2File}): the look under H2's lock that follows is then skipped, so an open
+   * pays for one look, not two.
+   */
   static void checkedWhole(Path file, long version) {
-    CHECKED_WHOLE.put(FileIdentity.of(file), version);
+    H2File.checkedWhole(file, version);
   }
 
   /**
@@ -99,8 +96,7 @@ final class CleanMarkRepair {
    */
   static String mendLocked(FileChannel channel, Path file, FileKey key, long recorded)
       throws IOException {
-    Long checked = CHECKED_WHOLE.remove(FileIdentity.of(file));
-    if (checked != null && checked == recorded) {
+    if (H2File.takeCheckedWhole(file) == recorded) {
       return null;
     }
     return PeekFileSystem.readThrough(file, channel, () -> {

@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Map;
 import java.time.Duration;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.locks.LockSupport;
 import org.h2.mvstore.DataUtils;
 import org.h2.mvstore.MVStore;
@@ -49,14 +48,6 @@ public final class FileCheck {
       + "extract what H2 can still read with org.h2.tools.Recover (see docs/operations.md, "
       + "\"A damaged file\"), then move it away";
 
-  /**
-   * Files an {@code H2Database} of this JVM has open: how many have each open, and the key of an
-   * encrypted one (null for a plain file).
-   */
-  private static final ConcurrentHashMap<Path, OpenHere> OPEN_HERE = new ConcurrentHashMap<>();
-
-  private record OpenHere(int count, FileKey key) {}
-
   private FileCheck() {}
 
   /** Records that this JVM opened the plain {@code file}; see {@link #openedHere(Path, char[])}. */
@@ -65,32 +56,17 @@ public final class FileCheck {
   }
 
   /**
-   * Records that this JVM opened {@code file}, encrypted with {@code fileKey} (null: plain):
-   * {@link #inUse} is then true without a look, and the look under H2's lock reads the file with
-   * that key ({@link #keyOpenedWith}).
+   * Records, in the file's {@link H2File}, that this JVM opened {@code file}, encrypted with
+   * {@code fileKey} (null: plain): {@link #inUse} is then true without a look, and the look under
+   * H2's lock reads the file with that key.
    */
   public static void openedHere(Path file, char[] fileKey) {
-    OpenHere opened = new OpenHere(1, FileKey.of(fileKey));
-    OPEN_HERE.merge(FileIdentity.of(file), opened, (was, now) -> new OpenHere(was.count() + 1,
-        now.key() != null ? now.key() : was.key()));
-  }
-
-  /** How many {@code H2Database}s of this JVM have {@code file} open now. */
-  public static int openHereCount(Path file) {
-    OpenHere open = OPEN_HERE.get(FileIdentity.of(file));
-    return open == null ? 0 : open.count();
+    H2File.openedHere(file, fileKey);
   }
 
   /** Undoes one {@link #openedHere}; the key goes with the last one. */
   public static void closedHere(Path file) {
-    OPEN_HERE.computeIfPresent(FileIdentity.of(file),
-        (f, was) -> was.count() == 1 ? null : new OpenHere(was.count() - 1, was.key()));
-  }
-
-  /** The key an {@code H2Database} of this JVM has {@code file} open with, or null. */
-  static FileKey keyOpenedWith(Path file) {
-    OpenHere open = OPEN_HERE.get(FileIdentity.of(file));
-    return open == null ? null : open.key();
+    H2File.closedHere(file);
   }
 
   /**
@@ -176,7 +152,7 @@ public final class FileCheck {
    * {@code H2Database} of this JVM opened it.
    */
   public static boolean inUse(Path file) {
-    if (OPEN_HERE.containsKey(FileIdentity.of(file))) {
+    if (H2File.openHereCount(file) > 0) {
       // Not looked at: closing a channel of our own would drop the locks H2 holds on the file
       // in this process (POSIX locks belong to the process, and any close releases them).
       return true;
@@ -217,7 +193,7 @@ public final class FileCheck {
    * {@code H2Database} of this JVM has it open (see {@link #inUse}).
    */
   static boolean lockedByAnotherProcess(Path file) {
-    if (OPEN_HERE.containsKey(FileIdentity.of(file))) {
+    if (H2File.openHereCount(file) > 0) {
       return false;
     }
     try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ)) {

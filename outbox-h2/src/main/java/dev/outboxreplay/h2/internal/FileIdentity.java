@@ -4,8 +4,7 @@ import java.io.IOException;
 import java.nio.file.Path;
 
 /**
- * The key the library's per-file registries ({@link FileCheck}'s open files and their keys,
- * {@link OpenJournal}, {@link CleanMarkRepair}) keep a file under. H2 names a file by its real
+ * The key {@link H2File}'s registry keeps a file under. H2 names a file by its real
  * path (symbolic links resolved, as in macOS's temporary folders), and {@link
  * RecoveringFileSystem} looks files up by that name; the application may have given a path
  * through a link. Both become the same key here.

@@ -18,7 +18,7 @@ import org.h2.store.fs.encrypt.FilePathEncrypt;
  * wherever a {@code FileKey} is taken.
  *
  * <p>While an {@code H2Database} of this JVM has an encrypted file open, {@link FileCheck} keeps
- * its key with the file ({@link FileCheck#keyOpenedWith}), for the look {@link
+ * its key with the file ({@link H2File}), for the look {@link
  * RecoveringFileSystem} takes when H2 itself takes the file over: H2 makes that path from the
  * URL, which carries no key. A wrong key only makes the look find nothing to change: H2 refuses
  * that open anyway.

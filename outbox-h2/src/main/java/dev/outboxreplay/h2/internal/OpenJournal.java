@@ -10,7 +10,6 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.ConcurrentHashMap;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -30,8 +29,6 @@ import org.slf4j.LoggerFactory;
  */
 public final class OpenJournal implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(OpenJournal.class);
-  private static final ConcurrentHashMap<Path, OpenJournal> ACTIVE = new ConcurrentHashMap<>();
-
   private final Path file;
   private final long sizeAtStart;
   /** Bytes as they were before the open, in the order they were about to be replaced. */
@@ -59,7 +56,12 @@ public final class OpenJournal implements AutoCloseable {
       throw new OutboxStorageException("cannot open database file " + file + ": " + e, e);
     }
     OpenJournal journal = new OpenJournal(key, size);
-    return ACTIVE.putIfAbsent(key, journal) == null ? journal : null;
+    return H2File.beginJournal(journal) ? journal : null;
+  }
+
+  /** The file journaled, by its {@link FileIdentity}. */
+  Path file() {
+    return file;
   }
 
   /**
@@ -76,9 +78,9 @@ public final class OpenJournal implements AutoCloseable {
     }
   }
 
-  /** The journal of {@code file}, or null when none is active. */
+  /** The journal of {@code file}, or null when none is active ({@link H2File} keeps it). */
   static OpenJournal active(Path file) {
-    return ACTIVE.isEmpty() ? null : ACTIVE.get(FileIdentity.of(file));
+    return H2File.journalOf(file);
   }
 
   /**
@@ -146,6 +148,6 @@ public final class OpenJournal implements AutoCloseable {
   /** Ends journaling; idempotent. */
   @Override
   public void close() {
-    ACTIVE.remove(file, this);
+    H2File.endJournal(this);
   }
 }

@@ -6,7 +6,6 @@ import java.nio.channels.FileChannel;
 import java.nio.channels.FileLock;
 import java.nio.channels.NonWritableChannelException;
 import java.nio.file.Path;
-import java.util.concurrent.ConcurrentHashMap;
 import org.h2.store.fs.FileBase;
 import org.h2.store.fs.FilePath;
 import org.h2.store.fs.FilePathWrapper;
@@ -14,7 +13,7 @@ import org.h2.store.fs.FilePathWrapper;
 /**
  * Lets H2's read-only store read a file without locking it: files open for reading only, and a
  * lock request is granted without taking a lock. While {@link #readThrough} lends a file's
- * channel, the file is read through that channel and never closed: used by {@link
+ * channel (kept by the file's {@link H2File}), the file is read through that channel and never closed: used by {@link
  * CleanMarkRepair} while H2's own open of the file waits under the exclusive lock it took on
  * that channel (a second lock of the JVM on the file would be refused, and closing another
  * channel of the file would drop the lock H2 holds, POSIX locks being the process's). Nothing
@@ -27,8 +26,6 @@ public final class PeekFileSystem extends FilePathWrapper {
   /** The URL prefix (without the colon). */
   static final String SCHEME = "outboxpeek";
   private static final PeekFileSystem INSTANCE = new PeekFileSystem();
-  /** Channels lent by {@link #readThrough}, by file. */
-  private static final ConcurrentHashMap<Path, FileChannel> LENT = new ConcurrentHashMap<>();
 
   /** Makes the scheme known to H2 in this JVM; idempotent. */
   static void register() {
@@ -45,12 +42,11 @@ public final class PeekFileSystem extends FilePathWrapper {
    * read with positions only (its own position does not move).
    */
   static <T> T readThrough(Path file, FileChannel channel, Look<T> look) throws IOException {
-    Path key = file.toAbsolutePath().normalize();
-    LENT.put(key, channel);
+    H2File.lend(file, channel);
     try {
       return look.run();
     } finally {
-      LENT.remove(key, channel);
+      H2File.takeBack(file, channel);
     }
   }
 
@@ -66,7 +62,7 @@ public final class PeekFileSystem extends FilePathWrapper {
 
   @Override
   public FileChannel open(String mode) throws IOException {
-    FileChannel lent = LENT.get(Path.of(getBase().toString()).toAbsolutePath().normalize());
+    FileChannel lent = H2File.lentChannel(Path.of(getBase().toString()));
     return lent != null ? new Unlocked(lent, false) : new Unlocked(getBase().open("r"), true);
   }
 

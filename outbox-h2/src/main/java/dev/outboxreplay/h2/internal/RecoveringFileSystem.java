@@ -60,10 +60,13 @@ public final class RecoveringFileSystem extends FilePathWrapper {
   static final class RepairOnLock extends FileBase {
     private final FileChannel base;
     private final Path file;
+    /** {@link #file}'s key in {@link H2File}, resolved once: writes look their journal up by it. */
+    private final Path identity;
 
     RepairOnLock(FileChannel base, Path file) {
       this.base = base;
       this.file = file;
+      this.identity = FileIdentity.of(file);
     }
 
     @Override
@@ -100,7 +103,7 @@ public final class RecoveringFileSystem extends FilePathWrapper {
 
     /** Hands an {@link OpenJournal} of this file what a write is about to replace. */
     private void journal(long position, long length) throws IOException {
-      OpenJournal journal = OpenJournal.active(file);
+      OpenJournal journal = H2File.journalOfIdentity(identity);
       if (journal != null) {
         journal.beforeWrite(base, position, length);
       }

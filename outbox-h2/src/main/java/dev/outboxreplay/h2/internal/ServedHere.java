@@ -79,7 +79,7 @@ public final class ServedHere {
    * does it open the file again, and then it finds no other session and just closes it.
    */
   public static void letGoOf(RetryingOpenDataSource source, Path file) {
-    if (FileCheck.openHereCount(file) != 1 || source.othersSessions() == 0) {
+    if (H2File.openHereCount(file) != 1 || source.othersSessions() == 0) {
       return; // another H2Database here still uses the file, or no other process is on it
     }
     try (Connection c = source.getConnection()) {

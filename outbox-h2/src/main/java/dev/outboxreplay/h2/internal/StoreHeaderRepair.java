@@ -74,11 +74,11 @@ public final class StoreHeaderRepair {
    * Repairs {@code file} through {@code channel}, on which the caller (H2, through {@link
    * RecoveringFileSystem}) has just taken the exclusive lock and from which it has not read yet;
    * logged as {@link #repairLogged} is. An encrypted file is read with the key an {@code
-   * H2Database} of this JVM opens it with ({@link FileCheck#keyOpenedWith}).
+   * H2Database} of this JVM opens it with ({@link H2File}).
    */
   static void repairLockedLogged(FileChannel channel, Path file) {
     logged(file, "as H2 took the file over",
-        () -> repair(channel, file, FileCheck.keyOpenedWith(file), true));
+        () -> repair(channel, file, H2File.keyOpenedWith(file), true));
   }
 
   /** One look at the file: what it changed, for the log, or null. */
