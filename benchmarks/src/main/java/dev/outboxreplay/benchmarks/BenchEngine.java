@@ -18,6 +18,32 @@ enum BenchEngine {
             .build();
   }
 
+  /** The file the engine keeps the database {@code file} in. */
+  Path dataFile(Path file) {
+    return file.resolveSibling(file.getFileName() + (this == H2 ? ".mv.db" : ".sqlite"));
+  }
+
+  /**
+   * Rewrites the closed database {@code file} to its live data, outside the library: H2's {@code
+   * SHUTDOWN COMPACT}, SQLite's {@code VACUUM}.
+   */
+  void compactToLiveData(Path file) throws java.sql.SQLException {
+    if (this == H2) {
+      BenchSupport.compactToLiveData(file);
+      return;
+    }
+    try (java.sql.Connection c = java.sql.DriverManager.getConnection(
+            "jdbc:sqlite:" + dataFile(file));
+        java.sql.Statement s = c.createStatement()) {
+      s.execute("VACUUM");
+    }
+  }
+
+  /** The engine's name as a figure's suffix: empty for H2, the default. */
+  String suffix() {
+    return this == H2 ? "" : " (" + this + ")";
+  }
+
   /** {@code h2} or {@code sqlite} as a command-line argument; H2 when absent. */
   static BenchEngine of(String[] args, int index) {
     return args.length > index && args[index].equalsIgnoreCase("sqlite") ? SQLITE : H2;

@@ -15,7 +15,7 @@ import java.util.List;
  * java -jar benchmarks/target/benchmarks.jar server [requests] [concurrency] [rounds]
  * java -jar benchmarks/target/benchmarks.jar replay [commands] [concurrency] [rounds] [entities]
  *     [trivial|server] [h2|sqlite]
- * java -jar benchmarks/target/benchmarks.jar history [rows] [open] [rounds]
+ * java -jar benchmarks/target/benchmarks.jar history [rows] [open] [rounds] [h2|sqlite]
  * java -jar benchmarks/target/benchmarks.jar filesize [seconds] [pauseMs] [simSecsPerCmd] [on|off]
  * java -Xmx64m -jar benchmarks/target/benchmarks.jar drain [commands] [h2|sqlite]
  * java -jar benchmarks/target/benchmarks.jar stalled [requests] [count...]
@@ -48,6 +48,7 @@ public final class Benchmarks {
         figures.addAll(new FloorProbe(20_000, 8, 3).run());
         figures.addAll(new FloorProbe(20_000, 8, 3, BenchEngine.SQLITE).run());
         figures.addAll(new HistoryProbe(1_000_000, 10_000, 5).run());
+        figures.addAll(new HistoryProbe(1_000_000, 10_000, 5, BenchEngine.SQLITE).run());
         figures.addAll(new FileSizeProbe(60, 5, 60, true).run());
         figures.addAll(new StalledClientsProbe(new int[] {16, 128, 255}, 20).run());
         figures.addAll(new EngineBenchmark(10_000, 8, 4).run());
@@ -68,7 +69,7 @@ public final class Benchmarks {
           args.length > 5 && args[5].equals("trivial"),
           BenchEngine.of(args, 6)).run());
       case "history" -> figures.addAll(new HistoryProbe(intArg(args, 1, 1_000_000),
-          intArg(args, 2, 10_000), intArg(args, 3, 5)).run());
+          intArg(args, 2, 10_000), intArg(args, 3, 5), BenchEngine.of(args, 4)).run());
       case "filesize" -> figures.addAll(new FileSizeProbe(intArg(args, 1, 120),
           intArg(args, 2, 5), intArg(args, 3, 60), !(args.length > 4 && args[4].equals("off")))
           .run());

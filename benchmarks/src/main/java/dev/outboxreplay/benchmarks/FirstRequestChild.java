@@ -23,23 +23,24 @@ final class FirstRequestChild {
   public static void main(String[] args) throws Exception {
     System.setProperty("org.slf4j.simpleLogger.defaultLogLevel", "warn");
     // reported the moment the request left: closing afterwards is not part of the start
-    HistoryProbe.millisToFirstRequest(Path.of(args[0]), () -> {
+    HistoryProbe.millisToFirstRequest(Path.of(args[0]), BenchEngine.valueOf(args[1]), () -> {
       System.out.println(SENT);
       System.out.flush();
     });
   }
 
   /**
-   * Runs one child on {@code file}; returns the milliseconds from starting the process to the
+   * Runs one child on {@code file} of {@code engine}; returns the milliseconds from starting the process to the
    * child's report that its first request left. The child then closes and exits.
    */
-  static double run(Path file) throws Exception {
+  static double run(Path file, BenchEngine engine) throws Exception {
     List<String> command = new ArrayList<>();
     command.add(ProcessHandle.current().info().command().orElse("java"));
     command.add("-cp");
     command.add(System.getProperty("java.class.path"));
     command.add(FirstRequestChild.class.getName());
     command.add(file.toString());
+    command.add(engine.name());
     long started = System.nanoTime();
     Process child = new ProcessBuilder(command).redirectErrorStream(true).start();
     double millis = Double.NaN;

@@ -3,8 +3,9 @@ package dev.outboxreplay.benchmarks;
 import dev.outboxreplay.Replayer;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.Transport;
-import dev.outboxreplay.h2.H2Database;
-import dev.outboxreplay.h2.H2OutboxStore;
+import dev.outboxreplay.jdbc.Durability;
+import dev.outboxreplay.jdbc.JdbcDatabase;
+import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import dev.outboxreplay.testkit.AckingTransport;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -25,19 +26,30 @@ import java.util.concurrent.TimeUnit;
  * and the lease recovery at the start of every pass. Builds a file with {@code rows} commands,
  * all acked but {@code open} queued ones (one per entity, all due) and a few rejected, with one
  * plain SQL insert; then times, over {@code rounds}, the store's calls against the plain
- * full-scan count in the same run (the baseline: what {@code countByStatus} did before).
+ * full-scan count in the same run (the baseline: what {@code countByStatus} did before). Runs
+ * on either engine.
  */
 final class HistoryProbe {
   private final int rows;
   private final int open;
   private final int rounds;
+  private final BenchEngine engine;
   /** Open-to-first-request pairs per round: each is short, so it takes more to see a median. */
   private static final int FIRST_REQUEST_PAIRS_PER_ROUND = 4;
 
   HistoryProbe(int rows, int open, int rounds) {
+    this(rows, open, rounds, BenchEngine.H2);
+  }
+
+  HistoryProbe(int rows, int open, int rounds, BenchEngine engine) {
     this.rows = rows;
     this.open = open;
     this.rounds = rounds;
+    this.engine = engine;
+  }
+
+  private static JdbcDatabase open(BenchEngine engine, Path file) {
+    return engine.open(file, 8, Durability.PROCESS_CRASH_SAFE);
   }
 
   List<Figure> run() throws Exception {
@@ -50,8 +62,8 @@ final class HistoryProbe {
       measureCalls(dir, figures);
       // after the file above was closed: a fresh JVM per start, as an app starts; then warm
       Path none = dir.resolve("no-history");
-      try (H2Database db = H2Database.open(none)) {
-        H2OutboxStore.create(db);
+      try (JdbcDatabase db = open(engine, none)) {
+        JdbcOutboxStore.create(db);
         fill(db, open, open);
       }
       Path big = dir.resolve("outbox");
@@ -62,8 +74,8 @@ final class HistoryProbe {
       // shows what the dead pages themselves cost.
       String filled = sizes(big, none);
       figures.add(0, firstRequestInNewJvm(big, none, "files as filled (" + filled + ")", false));
-      BenchSupport.compactToLiveData(big);
-      BenchSupport.compactToLiveData(none);
+      engine.compactToLiveData(big);
+      engine.compactToLiveData(none);
       String compacted = sizes(big, none);
       figures.add(0, firstRequestInNewJvm(big, none, "files rewritten to their live data ("
           + compacted + ")", true));
@@ -77,11 +89,11 @@ final class HistoryProbe {
   }
 
   private void measureCalls(Path dir, List<Figure> figures) throws Exception {
-    try (H2Database db = H2Database.open(dir.resolve("outbox"))) {
-      H2OutboxStore store = H2OutboxStore.create(db);
+    try (JdbcDatabase db = open(engine, dir.resolve("outbox"))) {
+      JdbcOutboxStore store = JdbcOutboxStore.create(db);
       long fill = System.nanoTime();
       fill(db, rows, open);
-      System.out.printf("filled %,d rows (%,d open) in %.1f s%n", rows, open,
+      System.out.printf("%s: filled %,d rows (%,d open) in %.1f s%n", engine, rows, open,
           (System.nanoTime() - fill) / 1e9);
       Map<Status, Long> counts = store.countByStatus();
       System.out.println("counts " + counts);
@@ -117,10 +129,11 @@ final class HistoryProbe {
       System.out.printf("ratio status calls / full-scan baseline (median): %.3f%n",
           BenchSupport.median(status) / BenchSupport.median(scan));
       figures.addAll(List.of(
-          Figure.below(String.format("status calls at %,d rows, ms", rows),
+          Figure.below(String.format("status calls at %,d rows%s, ms", rows, engine.suffix()),
               String.format("GROUP BY full scan: %.1f ms", BenchSupport.median(scan)), status,
               100),
-          Figure.reported(String.format("lease recovery beside %,d due rows, ms", open),
+          Figure.reported(String.format("lease recovery beside %,d due rows%s, ms", open,
+              engine.suffix()),
               String.format("claim-range read: %.1f ms", BenchSupport.median(oldRecovery)),
               recovery)));
     }
@@ -135,18 +148,38 @@ final class HistoryProbe {
             BenchSupport.median(values) < target ? "met" : "NOT met"));
   }
 
-  private static void fill(H2Database db, long rows, long open) throws Exception {
+  /** The SHA-256 of the payload {@code {}}, as the library stores it. */
+  private static final String PAYLOAD_HASH =
+      "X'44136FA355B3678A1146AD16F7E8649E94FB4FC21FE77E8310C060F61CAAFF8A'";
+
+  private static final String COLUMNS = "INSERT INTO outbox_command (command_id, "
+      + "idempotency_key, operation, entity_key, payload, payload_hash, status, attempt, "
+      + "next_attempt_at, fencing_token, session_version, last_error_code, created_at, "
+      + "updated_at, schema_version, entity_head) ";
+
+  /**
+   * Rows {@code X} from parameter 7 to parameter 8, in one statement of the engine's SQL; the
+   * parameters are numbered for SQLite, whose range comes first, and in order for H2.
+   */
+  private static String fillStatement(BenchEngine engine) {
+    String values = "'key-' || X, 'note.put', 'entity-' || X, X'7b7d', " + PAYLOAD_HASH + ", "
+        + "CASE WHEN X > ?1 THEN 'queued' WHEN X % 1000 = 0 THEN 'rejected' ELSE 'acked' END, "
+        + "1, ?2, 1, 0, CASE WHEN X <= ?3 AND X % 1000 = 0 THEN 'http_422' END, ?4 + X, ?5 + X, "
+        + "1, X > ?6";
+    if (engine == BenchEngine.H2) {
+      return (COLUMNS + "SELECT RANDOM_UUID(), " + values + " FROM SYSTEM_RANGE(?7, ?8)")
+          .replaceAll("\\?[0-9]", "?");
+    }
+    return "WITH RECURSIVE r(X) AS (SELECT ?7 UNION ALL SELECT X + 1 FROM r WHERE X < ?8) "
+        + COLUMNS + "SELECT lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-' || "
+        + "hex(randomblob(2)) || '-' || hex(randomblob(2)) || '-' || hex(randomblob(6))), "
+        + values + " FROM r";
+  }
+
+  private void fill(JdbcDatabase db, long rows, long open) throws Exception {
     long now = System.currentTimeMillis();
     try (Connection c = db.dataSource().getConnection()) {
-      try (PreparedStatement ps = c.prepareStatement("INSERT INTO outbox_command (command_id, "
-          + "idempotency_key, operation, entity_key, payload, payload_hash, status, attempt, "
-          + "next_attempt_at, fencing_token, session_version, last_error_code, created_at, "
-          + "updated_at, schema_version, entity_head) "
-          + "SELECT RANDOM_UUID(), 'key-' || X, 'note.put', 'entity-' || X, X'7b7d', "
-          + "HASH('SHA-256', X'7b7d'), CASE WHEN X > ? THEN 'queued' "
-          + "WHEN MOD(X, 1000) = 0 THEN 'rejected' ELSE 'acked' END, 1, ?, 1, 0, "
-          + "CASE WHEN X <= ? AND MOD(X, 1000) = 0 THEN 'http_422' END, ? + X, ? + X, 1, "
-          + "X > ? FROM SYSTEM_RANGE(?, ?)")) {
+      try (PreparedStatement ps = c.prepareStatement(fillStatement(engine))) {
         int batch = 100_000;
         for (long from = 1; from <= rows; from += batch) {
           long to = Math.min(rows, from + batch - 1);
@@ -178,7 +211,7 @@ final class HistoryProbe {
         () -> millisToFirstRequest(big), () -> millisToFirstRequest(none));
     printPairs("open + start() to the first request", pairs);
     return Figure.reported(String.format("open + start() to first request in a warm JVM, %,d "
-        + "rows of history", rows), String.format("the same with no history: %.1f ms",
+        + "rows of history%s", rows, engine.suffix()), String.format("the same with no history: %.1f ms",
         BenchSupport.median(pairs[1])), Figure.ratios(pairs[0], pairs[1]));
   }
 
@@ -190,11 +223,11 @@ final class HistoryProbe {
    */
   private Figure firstRequestInNewJvm(Path big, Path none, String files, boolean target)
       throws Exception {
-    double[][] pairs = alternatingPairs(rounds * 2, () -> FirstRequestChild.run(big),
-        () -> FirstRequestChild.run(none));
+    double[][] pairs = alternatingPairs(rounds * 2, () -> FirstRequestChild.run(big, engine),
+        () -> FirstRequestChild.run(none, engine));
     printPairs("new JVM: start to the first request, " + files, pairs);
-    String name = String.format("app start (new JVM) to first request, %,d rows of history, %s",
-        rows, files);
+    String name = String.format("app start (new JVM) to first request, %,d rows of history%s, %s",
+        rows, engine.suffix(), files);
     String baseline = String.format("the same with no history: %.0f ms",
         BenchSupport.median(pairs[1]));
     double[] ratios = Figure.ratios(pairs[0], pairs[1]);
@@ -203,9 +236,9 @@ final class HistoryProbe {
   }
 
   /** The sizes of the two files, for the figure's name. */
-  private static String sizes(Path big, Path none) throws Exception {
-    return String.format("%.0f MB and %.1f MB", Files.size(BenchSupport.dataFile(big)) / 1e6,
-        Files.size(BenchSupport.dataFile(none)) / 1e6);
+  private String sizes(Path big, Path none) throws Exception {
+    return String.format("%.0f MB and %.1f MB", Files.size(engine.dataFile(big)) / 1e6,
+        Files.size(engine.dataFile(none)) / 1e6);
   }
 
   /** Prints the history times and the no-history times of {@link #alternatingPairs}. */
@@ -241,16 +274,17 @@ final class HistoryProbe {
     return times;
   }
 
-  /** Milliseconds from {@code H2Database.open} to the first request a started replayer sends. */
-  private static double millisToFirstRequest(Path file) throws Exception {
-    return millisToFirstRequest(file, () -> { });
+  /** Milliseconds from opening {@code file} to the first request a started replayer sends. */
+  private double millisToFirstRequest(Path file) throws Exception {
+    return millisToFirstRequest(file, engine, () -> { });
   }
 
   /**
    * Milliseconds from {@code H2Database.open} to the first request a started replayer sends;
    * {@code onFirstRequest} runs once it has left, before the replayer and the file are closed.
    */
-  static double millisToFirstRequest(Path file, Runnable onFirstRequest) throws Exception {
+  static double millisToFirstRequest(Path file, BenchEngine engine, Runnable onFirstRequest)
+      throws Exception {
     CountDownLatch sent = new CountDownLatch(1);
     long[] at = new long[1];
     Transport transport = AckingTransport.acking(command -> {
@@ -263,8 +297,8 @@ final class HistoryProbe {
     });
     System.gc();
     long t0 = System.nanoTime();
-    try (H2Database db = H2Database.open(file)) {
-      H2OutboxStore store = H2OutboxStore.openExisting(db);
+    try (JdbcDatabase db = open(engine, file)) {
+      JdbcOutboxStore store = JdbcOutboxStore.openExisting(db);
       try (Replayer<Connection> replayer =
           Replayer.builder(store, transport).build()) {
         replayer.start();
@@ -278,17 +312,18 @@ final class HistoryProbe {
   }
 
   /** Changes one row's {@code updated_at} (not indexed), so no cached query result is reused. */
-  private static void touch(H2Database db) throws Exception {
+  private static void touch(JdbcDatabase db) throws Exception {
     try (Connection c = db.dataSource().getConnection(); Statement s = c.createStatement()) {
       s.executeUpdate("UPDATE outbox_command SET updated_at = updated_at + 1 WHERE seq = 1");
     }
   }
 
   /** The rows the recovery read before idx_outbox_status: the claim index's whole due range. */
-  private static long claimRangeRecoveryRead(H2Database db) throws Exception {
+  private static long claimRangeRecoveryRead(JdbcDatabase db) throws Exception {
     try (Connection c = db.dataSource().getConnection();
-        PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM outbox_command "
-            + "USE INDEX (idx_outbox_claim) WHERE claim_due <= ? AND status = 'sending'")) {
+        PreparedStatement ps = c.prepareStatement("SELECT COUNT(*) FROM outbox_command"
+            + db.dialect().indexHint("idx_outbox_claim")
+            + " WHERE claim_due <= ? AND status = 'sending'")) {
       ps.setLong(1, System.currentTimeMillis());
       try (ResultSet rs = ps.executeQuery()) {
         rs.next();
@@ -297,7 +332,7 @@ final class HistoryProbe {
     }
   }
 
-  private static long fullScanCount(H2Database db) throws Exception {
+  private static long fullScanCount(JdbcDatabase db) throws Exception {
     try (Connection c = db.dataSource().getConnection();
         ResultSet rs = c.createStatement().executeQuery(
             "SELECT status, COUNT(*) FROM outbox_command GROUP BY status")) {
