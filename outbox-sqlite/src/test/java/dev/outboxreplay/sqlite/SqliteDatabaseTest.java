@@ -147,6 +147,39 @@ class SqliteDatabaseTest {
     assertThat(sha256(file)).isEqualTo(before);
   }
 
+  /**
+   * The quick check runs on files up to its limit and not beyond: the same damaged file is
+   * refused by it at a limit of its size, and opened without it one byte below (where whatever
+   * SQLite then finds is not the quick check's refusal).
+   */
+  @Test
+  void theQuickCheckRunsOnFilesUpToItsLimit() throws Exception {
+    Path base = dir.resolve("limit");
+    try (SqliteDatabase db = SqliteDatabase.open(base)) {
+      accept(SqliteOutboxStore.create(db), 300);
+    }
+    Path file = dir.resolve("limit.sqlite");
+    try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+      for (long page = 2; page * 4096 < raf.length(); page += 2) {
+        raf.seek(page * 4096 + 40);
+        raf.write(new byte[] {(byte) 0xde, (byte) 0xad, (byte) 0xbe, (byte) 0xef, 1, 2, 3, 4});
+      }
+    }
+    long size = Files.size(file);
+    String before = sha256(file);
+    assertThatThrownBy(() -> SqliteDatabase.builder().file(base).quickCheckLimit(size).build())
+        .isInstanceOf(OutboxStorageException.class).hasMessageContaining("quick_check");
+    assertThat(sha256(file)).isEqualTo(before);
+    try (SqliteDatabase db =
+        SqliteDatabase.builder().file(base).quickCheckLimit(size - 1).build()) {
+      assertThat(db.file()).isEqualTo(file);
+    } catch (OutboxStorageException e) {
+      assertThat(e).hasMessageNotContaining("quick_check");
+    }
+    assertThatThrownBy(() -> SqliteDatabase.builder().quickCheckLimit(-1))
+        .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("quickCheckLimit");
+  }
+
   @Test
   void aReadOnlyOpenWritesNothingAndReadsWhatAnotherConnectionCommits() throws Exception {
     Path base = dir.resolve("shared");

@@ -60,7 +60,8 @@ public final class SqliteFile {
    *
    * @throws OutboxStorageException (not retryable) naming the file when it must not be opened
    */
-  public static Checked check(Path file, boolean readOnly, boolean createIfMissing) {
+  public static Checked check(Path file, boolean readOnly, boolean createIfMissing,
+      long quickCheckLimit) {
     if (!Files.exists(file)) {
       if (readOnly || !createIfMissing) {
         throw new OutboxStorageException("no outbox database at " + file + " (it is not created "
@@ -76,7 +77,7 @@ public final class SqliteFile {
     verify(file);
     boolean immutable = readOnly && !Files.isWritable(file.getParent())
         && !Files.exists(sidecar(file, "-wal")) && !Files.exists(sidecar(file, "-shm"));
-    quickCheck(file, immutable);
+    quickCheck(file, immutable, quickCheckLimit);
     return new Checked(false, immutable);
   }
 
@@ -158,10 +159,13 @@ public final class SqliteFile {
     }
   }
 
-  /** {@code PRAGMA quick_check} through a read-only connection, on files small enough. */
-  private static void quickCheck(Path file, boolean immutable) {
+  /**
+   * {@code PRAGMA quick_check} through a read-only connection, on files of at most {@code limit}
+   * bytes.
+   */
+  private static void quickCheck(Path file, boolean immutable, long limit) {
     try {
-      if (Files.size(file) > dev.outboxreplay.sqlite.SqliteDatabase.QUICK_CHECK_LIMIT) {
+      if (Files.size(file) > limit) {
         return;
       }
     } catch (IOException e) {
