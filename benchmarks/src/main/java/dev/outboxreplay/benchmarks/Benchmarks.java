@@ -17,6 +17,7 @@ import java.util.List;
  *     [trivial|server] [h2|sqlite]
  * java -jar benchmarks/target/benchmarks.jar history [rows] [open] [rounds] [h2|sqlite]
  * java -jar benchmarks/target/benchmarks.jar filesize [seconds] [pauseMs] [simSecsPerCmd] [on|off]
+ * java -jar benchmarks/target/benchmarks.jar filesize-sqlite [cycles] [simSecsPerCmd]
  * java -Xmx64m -jar benchmarks/target/benchmarks.jar drain [commands] [h2|sqlite]
  * java -jar benchmarks/target/benchmarks.jar stalled [requests] [count...]
  * java -jar benchmarks/target/benchmarks.jar floor [commands] [group] [rounds] [h2|sqlite]
@@ -50,6 +51,7 @@ public final class Benchmarks {
         figures.addAll(new HistoryProbe(1_000_000, 10_000, 5).run());
         figures.addAll(new HistoryProbe(1_000_000, 10_000, 5, BenchEngine.SQLITE).run());
         figures.addAll(new FileSizeProbe(60, 5, 60, true).run());
+        figures.addAll(new SqliteFileSizeProbe(200_000, 60).run()); // about 3 min here
         figures.addAll(new StalledClientsProbe(new int[] {16, 128, 255}, 20).run());
         figures.addAll(new EngineBenchmark(10_000, 8, 4).run());
       }
@@ -73,6 +75,8 @@ public final class Benchmarks {
       case "filesize" -> figures.addAll(new FileSizeProbe(intArg(args, 1, 120),
           intArg(args, 2, 5), intArg(args, 3, 60), !(args.length > 4 && args[4].equals("off")))
           .run());
+      case "filesize-sqlite" -> figures.addAll(new SqliteFileSizeProbe(
+          intArg(args, 1, 1_000_000), intArg(args, 2, 60)).run());
       case "drain" -> figures.addAll(new DrainProbe(intArg(args, 1, 1_000_000),
           BenchEngine.of(args, 2)).run());
       case "server" -> figures.addAll(new ServerBenchmark(intArg(args, 1, 5_000),
@@ -85,7 +89,7 @@ public final class Benchmarks {
       default -> {
         System.err.println("unknown benchmark '" + which
             + "'; available: all, accept, inbox, server, replay, history, filesize, "
-            + "drain, stalled, floor, engines");
+            + "filesize-sqlite, drain, stalled, floor, engines, receiver-pg");
         System.exit(2);
       }
     }
