@@ -6,6 +6,7 @@ import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.Outcome;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.StoredResponse;
+import dev.outboxreplay.testkit.ManualClock;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
 import java.nio.charset.StandardCharsets;
@@ -13,10 +14,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.ResultSet;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 
@@ -124,23 +123,7 @@ final class FileSizeProbe {
   private Result runOnce(boolean compaction, Duration interval) throws Exception {
     Path dir = Files.createTempDirectory("outbox-filesize");
     Path file = dir.resolve("outbox");
-    Instant[] now = {Instant.parse("2026-01-01T00:00:00Z")};
-    Clock clock = new Clock() {
-      @Override
-      public java.time.ZoneId getZone() {
-        return ZoneOffset.UTC;
-      }
-
-      @Override
-      public Clock withZone(java.time.ZoneId zone) {
-        return this;
-      }
-
-      @Override
-      public Instant instant() {
-        return now[0];
-      }
-    };
+    ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
     byte[] response = "{\"applied\":true,\"version\":17}".getBytes(StandardCharsets.UTF_8);
     String retentionTime = System.getProperty("filesize.retentionTime");
     System.out.printf("file-size probe: %d s of real time, %d ms between accept-ack cycles, "
@@ -164,7 +147,7 @@ final class FileSizeProbe {
         }
       }
       Outbox<Connection> outbox = Outbox.builder(store).clock(clock).build();
-      Instant lastUpkeep = now[0];
+      Instant lastUpkeep = clock.instant();
       long started = System.nanoTime();
       long end = started + seconds * 1_000_000_000L;
       long nextReport = started + 10_000_000_000L;
@@ -178,19 +161,19 @@ final class FileSizeProbe {
           acceptNanos = java.util.Arrays.copyOf(acceptNanos, acceptNanos.length * 2);
         }
         acceptNanos[i - 1] = System.nanoTime() - acceptStarted;
-        List<OutboxRecord> held = store.claim("probe", Duration.ofMinutes(1), 8, now[0]);
+        List<OutboxRecord> held = store.claim("probe", Duration.ofMinutes(1), 8, clock.instant());
         for (OutboxRecord r : held) {
           OutboxRecord sending = store.markSending(r.commandId(), r.fencingToken(),
-              now[0].plusSeconds(60), now[0]);
+              clock.instant().plusSeconds(60), clock.instant());
           store.complete(sending.commandId(), sending.fencingToken(), Status.SENDING,
-              Outcome.acked(new StoredResponse(201, response)), now[0]);
+              Outcome.acked(new StoredResponse(201, response)), clock.instant());
         }
-        now[0] = now[0].plusSeconds(secondsPerCommand);
-        if (retention && Duration.between(lastUpkeep, now[0]).toHours() >= 1) {
-          lastUpkeep = now[0];
-          store.pruneAudit(now[0].minus(Duration.ofDays(30)));
-          store.tombstoneEnded(now[0].minus(Duration.ofDays(1)), now[0]);
-          store.deleteTombstones(now[0].minus(Duration.ofDays(8)));
+        clock.advance(Duration.ofSeconds(secondsPerCommand));
+        if (retention && Duration.between(lastUpkeep, clock.instant()).toHours() >= 1) {
+          lastUpkeep = clock.instant();
+          store.pruneAudit(clock.instant().minus(Duration.ofDays(30)));
+          store.tombstoneEnded(clock.instant().minus(Duration.ofDays(1)), clock.instant());
+          store.deleteTombstones(clock.instant().minus(Duration.ofDays(8)));
         }
         if (System.nanoTime() >= nextReport) {
           nextReport += 10_000_000_000L;

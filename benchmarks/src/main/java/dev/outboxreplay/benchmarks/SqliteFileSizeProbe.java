@@ -6,16 +6,15 @@ import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.Outcome;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.StoredResponse;
+import dev.outboxreplay.testkit.ManualClock;
 import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import dev.outboxreplay.sqlite.SqliteDatabase;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.List;
 import java.util.Map;
 
@@ -43,23 +42,7 @@ final class SqliteFileSizeProbe {
     Path dir = Files.createTempDirectory("outbox-filesize-sqlite");
     try {
       Path base = dir.resolve("outbox");
-      Instant[] now = {Instant.parse("2026-01-01T00:00:00Z")};
-      Clock clock = new Clock() {
-        @Override
-        public java.time.ZoneId getZone() {
-          return ZoneOffset.UTC;
-        }
-
-        @Override
-        public Clock withZone(java.time.ZoneId zone) {
-          return this;
-        }
-
-        @Override
-        public Instant instant() {
-          return now[0];
-        }
-      };
+      ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
       byte[] response = "{\"applied\":true,\"version\":17}".getBytes(StandardCharsets.UTF_8);
       System.out.printf("SQLite file-size probe: %,d accept-ack cycles, %d simulated s per "
           + "command, history retention on (audit 30 days, tombstone after 1 day, delete after 8 "
@@ -71,23 +54,23 @@ final class SqliteFileSizeProbe {
         file = db.file();
         JdbcOutboxStore store = JdbcOutboxStore.create(db);
         Outbox<Connection> outbox = Outbox.builder(store).clock(clock).build();
-        Instant lastUpkeep = now[0];
+        Instant lastUpkeep = clock.instant();
         for (int i = 1; i <= cycles; i++) {
           outbox.accept(OutboxCommand.of("note.put", "note-" + (i % 500), Map.of("id",
               "note-" + (i % 500), "body", "a note of about a hundred bytes, edited offline, "
                   + "version " + i)));
-          for (OutboxRecord r : store.claim("probe", Duration.ofMinutes(1), 8, now[0])) {
+          for (OutboxRecord r : store.claim("probe", Duration.ofMinutes(1), 8, clock.instant())) {
             OutboxRecord sending = store.markSending(r.commandId(), r.fencingToken(),
-                now[0].plusSeconds(60), now[0]);
+                clock.instant().plusSeconds(60), clock.instant());
             store.complete(sending.commandId(), sending.fencingToken(), Status.SENDING,
-                Outcome.acked(new StoredResponse(201, response)), now[0]);
+                Outcome.acked(new StoredResponse(201, response)), clock.instant());
           }
-          now[0] = now[0].plusSeconds(secondsPerCommand);
-          if (Duration.between(lastUpkeep, now[0]).toHours() >= 1) {
-            lastUpkeep = now[0];
-            store.pruneAudit(now[0].minus(Duration.ofDays(30)));
-            store.tombstoneEnded(now[0].minus(Duration.ofDays(1)), now[0]);
-            store.deleteTombstones(now[0].minus(Duration.ofDays(8)));
+          clock.advance(Duration.ofSeconds(secondsPerCommand));
+          if (Duration.between(lastUpkeep, clock.instant()).toHours() >= 1) {
+            lastUpkeep = clock.instant();
+            store.pruneAudit(clock.instant().minus(Duration.ofDays(30)));
+            store.tombstoneEnded(clock.instant().minus(Duration.ofDays(1)), clock.instant());
+            store.deleteTombstones(clock.instant().minus(Duration.ofDays(8)));
           }
           if (i % 100_000 == 0 || i == cycles) {
             long size = sizeWithLog(file);
