@@ -129,17 +129,7 @@ class SqliteDatabaseTest {
   @Test
   void aDamagedFileIsRefusedByTheQuickCheckWithItsBytesUnchanged() throws Exception {
     Path base = dir.resolve("damaged");
-    try (SqliteDatabase db = SqliteDatabase.open(base)) {
-      accept(SqliteOutboxStore.create(db), 300);
-    }
-    Path file = dir.resolve("damaged.sqlite");
-    try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-      int pageSize = 4096;
-      for (long page = 2; page * pageSize < raf.length(); page += 2) {
-        raf.seek(page * pageSize + 40);
-        raf.write(new byte[] {(byte) 0xde, (byte) 0xad, (byte) 0xbe, (byte) 0xef, 1, 2, 3, 4});
-      }
-    }
+    Path file = damagedFile(base);
     String before = sha256(file);
     assertThatThrownBy(() -> SqliteDatabase.open(base))
         .isInstanceOf(OutboxStorageException.class).hasMessageContaining("damaged")
@@ -155,16 +145,7 @@ class SqliteDatabaseTest {
   @Test
   void theQuickCheckRunsOnFilesUpToItsLimit() throws Exception {
     Path base = dir.resolve("limit");
-    try (SqliteDatabase db = SqliteDatabase.open(base)) {
-      accept(SqliteOutboxStore.create(db), 300);
-    }
-    Path file = dir.resolve("limit.sqlite");
-    try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
-      for (long page = 2; page * 4096 < raf.length(); page += 2) {
-        raf.seek(page * 4096 + 40);
-        raf.write(new byte[] {(byte) 0xde, (byte) 0xad, (byte) 0xbe, (byte) 0xef, 1, 2, 3, 4});
-      }
-    }
+    Path file = damagedFile(base);
     long size = Files.size(file);
     String before = sha256(file);
     assertThatThrownBy(() -> SqliteDatabase.builder().file(base).quickCheckLimit(size).build())
@@ -280,5 +261,24 @@ class SqliteDatabaseTest {
   private static String sha256(Path file) throws Exception {
     return HexFormat.of().formatHex(
         MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(file)));
+  }
+
+  /**
+   * A file of 300 accepted commands, written by the library, then damaged by something else: 8
+   * bytes overwritten in every other page from the second on. Returns the file.
+   */
+  private static Path damagedFile(Path base) throws Exception {
+    try (SqliteDatabase db = SqliteDatabase.open(base)) {
+      accept(SqliteOutboxStore.create(db), 300);
+    }
+    Path file = base.resolveSibling(base.getFileName() + ".sqlite");
+    try (RandomAccessFile raf = new RandomAccessFile(file.toFile(), "rw")) {
+      int pageSize = 4096;
+      for (long page = 2; page * pageSize < raf.length(); page += 2) {
+        raf.seek(page * pageSize + 40);
+        raf.write(new byte[] {(byte) 0xde, (byte) 0xad, (byte) 0xbe, (byte) 0xef, 1, 2, 3, 4});
+      }
+    }
+    return file;
   }
 }
