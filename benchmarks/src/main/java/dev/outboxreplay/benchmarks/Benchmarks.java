@@ -18,6 +18,7 @@ import java.util.List;
  * java -jar benchmarks/target/benchmarks.jar history [rows] [open] [rounds] [h2|sqlite]
  * java -jar benchmarks/target/benchmarks.jar filesize [seconds] [pauseMs] [simSecsPerCmd] [on|off]
  * java -jar benchmarks/target/benchmarks.jar filesize-sqlite [cycles] [simSecsPerCmd]
+ * java -jar benchmarks/target/benchmarks.jar gruelbox [commands] [threads] [rounds]
  * java -Xmx64m -jar benchmarks/target/benchmarks.jar drain [commands] [h2|sqlite]
  * java -jar benchmarks/target/benchmarks.jar stalled [requests] [count...]
  * java -jar benchmarks/target/benchmarks.jar floor [commands] [group] [rounds] [h2|sqlite]
@@ -33,7 +34,7 @@ public final class Benchmarks {
     List<Figure> figures = new ArrayList<>();
     switch (which) {
       case "all" -> {
-        // each benchmark at its default size, fewer rounds: 14 to 17 minutes on 2 cores
+        // each benchmark at its default size, fewer rounds: about 28 minutes on 2 cores
         // accept: 5 rounds, its single-thread ratio spread 0.69-0.90 over 3 rounds of one run here
         figures.addAll(new AcceptBenchmark(20_000, 8, 5, Durability.PROCESS_CRASH_SAFE).run());
         figures.addAll(new AcceptBenchmark(20_000, 8, 5, Durability.PROCESS_CRASH_SAFE,
@@ -54,9 +55,12 @@ public final class Benchmarks {
         figures.addAll(new SqliteFileSizeProbe(200_000, 60).run()); // about 3 min here
         figures.addAll(new StalledClientsProbe(new int[] {16, 128, 255}, 20).run());
         figures.addAll(new EngineBenchmark(10_000, 8, 4).run());
+        figures.addAll(new GruelboxBenchmark(5_000, 8, 3).run());
       }
       case "receiver-pg" -> figures.addAll(new PostgresReceiverBenchmark(intArg(args, 1, 5_000),
           intArg(args, 2, 8), intArg(args, 3, 3)).run());
+      case "gruelbox" -> figures.addAll(new GruelboxBenchmark(intArg(args, 1, 5_000),
+          intArg(args, 2, 8), intArg(args, 3, 5)).run());
       case "engines" -> figures.addAll(new EngineBenchmark(intArg(args, 1, 10_000),
           intArg(args, 2, 8), intArg(args, 3, 4)).run());
       case "accept" -> figures.addAll(new AcceptBenchmark(
@@ -89,7 +93,7 @@ public final class Benchmarks {
       default -> {
         System.err.println("unknown benchmark '" + which
             + "'; available: all, accept, inbox, server, replay, history, filesize, "
-            + "filesize-sqlite, drain, stalled, floor, engines, receiver-pg");
+            + "filesize-sqlite, drain, stalled, floor, engines, gruelbox, receiver-pg");
         System.exit(2);
       }
     }
