@@ -91,7 +91,8 @@ public final class H2File {
 
   /** {@code file}'s object, or null when the library holds nothing of it. */
   private static H2File find(Path file) {
-    return FILES.isEmpty() ? null : FILES.get(FileIdentity.of(file));
+    // no isEmpty() shortcut: under concurrent updates it may miss a mapping just made
+    return FILES.get(FileIdentity.of(file));
   }
 
   /** Records that an {@code H2Database} of this JVM opened {@code file} (key null: plain). */
@@ -181,7 +182,7 @@ public final class H2File {
 
   /** The journal of {@code file}, or null when none is active. */
   static OpenJournal journalOf(Path file) {
-    return FILES.isEmpty() ? null : journalOfIdentity(FileIdentity.of(file));
+    return journalOfIdentity(FileIdentity.of(file));
   }
 
   /** {@link #journalOf} for a path {@link FileIdentity} already resolved: no file system call. */
