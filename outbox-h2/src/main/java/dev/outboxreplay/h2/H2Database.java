@@ -266,11 +266,11 @@ public final class H2Database implements JdbcDatabase, AutoCloseable {
   }
 
   static Path dataFile(Path base) {
-    return base.resolveSibling(base.getFileName() + ".mv.db");
+    return H2File.dataFileOf(base);
   }
 
   static Path lockFile(Path base) {
-    return base.resolveSibling(base.getFileName() + ".lock.db");
+    return H2File.lockFileOf(base);
   }
 
   /** Configures an {@link H2Database}; each setter validates and names its argument. */

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.h2.internal.EncryptedCopy;
 import dev.outboxreplay.h2.internal.FileCheck;
+import dev.outboxreplay.h2.internal.H2File;
 import dev.outboxreplay.h2.internal.RetryingOpenDataSource;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -98,7 +99,7 @@ class EncryptedFileRepairTest {
    */
   private static long[] takenOverWithTheKeyRegistered(Path base) throws Exception {
     Path data = H2Database.dataFile(base);
-    FileCheck.openedHere(data, KEY);
+    H2File.openedHere(data, KEY);
     try {
       assertThat(FileCheck.verifyBeforeOpen(data, KEY, true)).as("skipped: in use").isTrue();
       RetryingOpenDataSource pool = new RetryingOpenDataSource(recoveringUrl(base), KEY, true,
@@ -107,7 +108,7 @@ class EncryptedFileRepairTest {
         return StoreHeaderRepairTest.rowsAndLastAccept(c);
       }
     } finally {
-      FileCheck.closedHere(data);
+      H2File.closedHere(data);
     }
   }
 
@@ -140,7 +141,7 @@ class EncryptedFileRepairTest {
   void theCleanCloseMendRunsUnderH2sLockForAnEncryptedFile() throws Exception {
     Path base = encryptedCopy("clean-close-lists-overwritten-dead-chunk.mv.db", "clean-takeover");
     Path data = H2Database.dataFile(base);
-    FileCheck.openedHere(data, KEY);
+    H2File.openedHere(data, KEY);
     try {
       RetryingOpenDataSource pool = new RetryingOpenDataSource(recoveringUrl(base), KEY, true,
           H2Database.OPEN_RACE_RETRY);
@@ -148,7 +149,7 @@ class EncryptedFileRepairTest {
         assertThat(commands(c)).isEqualTo(38);
       }
     } finally {
-      FileCheck.closedHere(data);
+      H2File.closedHere(data);
     }
   }
 

@@ -8,6 +8,7 @@ import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.Payload;
 import dev.outboxreplay.h2.internal.FileCheck;
+import dev.outboxreplay.h2.internal.H2File;
 import dev.outboxreplay.h2.internal.RecoveringFileSystem;
 import dev.outboxreplay.h2.internal.RetryingOpenDataSource;
 import dev.outboxreplay.h2.internal.StoreHeaderRepair;
@@ -149,7 +150,7 @@ class StoreHeaderRepairTest {
   void aConnectionThatTakesTheFileOverRepairsItsHeaderUnderH2sLock() throws Exception {
     Path base = copyOfTheKilledFile("takeover");
     Path data = H2Database.dataFile(base);
-    FileCheck.openedHere(data); // as a client of the killed process, this JVM "has it open"
+    H2File.openedHere(data, null); // as a client of the killed process, this JVM "has it open"
     try {
       assertThat(FileCheck.verifyBeforeOpen(data, null, true)).as("skipped: in use").isTrue();
       RetryingOpenDataSource pool = new RetryingOpenDataSource(recoveringUrl(base), null, true,
@@ -165,7 +166,7 @@ class StoreHeaderRepairTest {
             .isEqualTo("LOCKED");
       }
     } finally {
-      FileCheck.closedHere(data);
+      H2File.closedHere(data);
     }
     Path plain = copyOfTheKilledFile("takeover-plain");
     RetryingOpenDataSource plainUrl = new RetryingOpenDataSource("jdbc:h2:file:" + plain

@@ -37,15 +37,6 @@ final class CleanMarkRepair {
   private CleanMarkRepair() {}
 
   /**
-   * Records that H2 opens {@code file}, cleanly closed at {@code version}, at that version (in
-   * the file's {@link H2File}): the look under H2's lock that follows is then skipped, so an open
-   * pays for one look, not two.
-   */
-  static void checkedWhole(Path file, long version) {
-    H2File.checkedWhole(file, version);
-  }
-
-  /**
    * Whether H2's recovery, read-only, reads {@code file} (encrypted with {@code key}, or plain
    * when it is null) at exactly {@code version}.
    */

@@ -50,25 +50,6 @@ public final class FileCheck {
 
   private FileCheck() {}
 
-  /** Records that this JVM opened the plain {@code file}; see {@link #openedHere(Path, char[])}. */
-  public static void openedHere(Path file) {
-    openedHere(file, null);
-  }
-
-  /**
-   * Records, in the file's {@link H2File}, that this JVM opened {@code file}, encrypted with
-   * {@code fileKey} (null: plain): {@link #inUse} is then true without a look, and the look under
-   * H2's lock reads the file with that key.
-   */
-  public static void openedHere(Path file, char[] fileKey) {
-    H2File.openedHere(file, fileKey);
-  }
-
-  /** Undoes one {@link #openedHere}; the key goes with the last one. */
-  public static void closedHere(Path file) {
-    H2File.closedHere(file);
-  }
-
   /**
    * Checks {@code file} (an existing {@code .mv.db}) without writing to it, unless another process
    * (or this JVM) has it open. With {@code repairHeader}, a plain file no one has open whose store
@@ -129,7 +110,7 @@ public final class FileCheck {
     }
     if (readable >= recorded) {
       if (clean && repairHeader) {
-        CleanMarkRepair.checkedWhole(file, recorded); // its open need not look again under lock
+        H2File.checkedWhole(file, recorded); // its open need not look again under lock
       }
       return false;
     }

@@ -95,8 +95,12 @@ public final class H2File {
     return FILES.get(FileIdentity.of(file));
   }
 
-  /** Records that an {@code H2Database} of this JVM opened {@code file} (key null: plain). */
-  static void openedHere(Path file, char[] fileKey) {
+  /**
+   * Records that an {@code H2Database} of this JVM opened {@code file} (key null: plain): the
+   * checks then take the file as in use without a look, and the look under H2's lock reads it
+   * with that key. Public for tests that stand in for such an open.
+   */
+  public static void openedHere(Path file, char[] fileKey) {
     FileKey opened = FileKey.of(fileKey);
     update(file, f -> {
       f.openHere++;
@@ -108,7 +112,7 @@ public final class H2File {
   }
 
   /** Undoes one {@link #openedHere}; the key goes with the last one. */
-  static void closedHere(Path file) {
+  public static void closedHere(Path file) {
     update(file, f -> {
       if (f.openHere > 0 && --f.openHere == 0) {
         f.key = null;
@@ -139,7 +143,11 @@ public final class H2File {
     }
   }
 
-  /** Records that H2 opens {@code file}, cleanly closed at {@code version}, at that version. */
+  /**
+   * Records that H2 opens {@code file}, cleanly closed at {@code version}, at that version: the
+   * look under H2's lock that follows ({@link CleanMarkRepair#mendLocked}) is then skipped, so an
+   * open pays for one look, not two.
+   */
   static void checkedWhole(Path file, long version) {
     update(file, f -> {
       f.checkedWhole = version;
@@ -182,12 +190,7 @@ public final class H2File {
 
   /** The journal of {@code file}, or null when none is active. */
   static OpenJournal journalOf(Path file) {
-    return journalOfIdentity(FileIdentity.of(file));
-  }
-
-  /** {@link #journalOf} for a path {@link FileIdentity} already resolved: no file system call. */
-  static OpenJournal journalOfIdentity(Path identity) {
-    H2File f = FILES.get(identity);
+    H2File f = find(file);
     return f == null ? null : f.journal;
   }
 
@@ -222,6 +225,16 @@ public final class H2File {
 
   // ---- opening
 
+  /** H2's data file of the database {@code base} (its path without {@code .mv.db}). */
+  public static Path dataFileOf(Path base) {
+    return base.resolveSibling(base.getFileName() + ".mv.db");
+  }
+
+  /** H2's lock file of the database {@code base}. */
+  public static Path lockFileOf(Path base) {
+    return base.resolveSibling(base.getFileName() + ".lock.db");
+  }
+
   /** Sets H2's JVM-wide bind address to loopback unless set; call before any H2 class loads. */
   public static void requestLoopback() {
     LocalOnly.requestLoopback();
@@ -252,11 +265,11 @@ public final class H2File {
     }
 
     Path dataFile() {
-      return base.resolveSibling(base.getFileName() + ".mv.db");
+      return dataFileOf(base);
     }
 
     Path lockFile() {
-      return base.resolveSibling(base.getFileName() + ".lock.db");
+      return lockFileOf(base);
     }
   }
 
@@ -367,7 +380,7 @@ public final class H2File {
       boolean withoutCrashRepairs, Duration compactionInterval, Duration compactionBudget) {
     H2Version.require(Path.of("(data source)"));
     Path base = PoolOpener.checkApplicationDataSource(dataSource, allowWriteDelay).file();
-    Path dataFile = base.resolveSibling(base.getFileName() + ".mv.db");
+    Path dataFile = dataFileOf(base);
     if (!withoutCrashRepairs) {
       throw new OutboxStorageException("refusing the application's own data source for "
           + dataFile + ": it opens the file itself, so the library cannot look at the "

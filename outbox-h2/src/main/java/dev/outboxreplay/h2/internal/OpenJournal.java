@@ -31,6 +31,8 @@ public final class OpenJournal implements AutoCloseable {
   private static final Logger LOG = LoggerFactory.getLogger(OpenJournal.class);
   private final Path file;
   private final long sizeAtStart;
+  /** Set by {@link #close}: later writes are not the open's, and are not kept. */
+  private boolean ended;
   /** Bytes as they were before the open, in the order they were about to be replaced. */
   private final List<PreImage> preImages = new ArrayList<>();
 
@@ -78,11 +80,6 @@ public final class OpenJournal implements AutoCloseable {
     }
   }
 
-  /** The journal of {@code file}, or null when none is active ({@link H2File} keeps it). */
-  static OpenJournal active(Path file) {
-    return H2File.journalOf(file);
-  }
-
   /**
    * Keeps what {@code channel} holds in {@code [position, position + length)} within the file's
    * length at the start, before a write there.
@@ -90,7 +87,7 @@ public final class OpenJournal implements AutoCloseable {
   synchronized void beforeWrite(FileChannel channel, long position, long length)
       throws IOException {
     long end = Math.min(position + length, sizeAtStart);
-    if (position >= end) {
+    if (ended || position >= end) {
       return;
     }
     ByteBuffer old = ByteBuffer.allocate(Math.toIntExact(end - position));
@@ -145,9 +142,13 @@ public final class OpenJournal implements AutoCloseable {
     }
   }
 
-  /** Ends journaling; idempotent. */
+  /** Ends journaling and lets go of what was kept; idempotent. */
   @Override
   public void close() {
+    synchronized (this) {
+      ended = true;
+      preImages.clear();
+    }
     H2File.endJournal(this);
   }
 }

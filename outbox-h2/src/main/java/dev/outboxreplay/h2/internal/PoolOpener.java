@@ -30,7 +30,7 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
   private static final Logger LOG = LoggerFactory.getLogger(PoolOpener.class);
 
   private Path dataFile() {
-    return file.resolveSibling(file.getFileName() + ".mv.db");
+    return H2File.dataFileOf(file);
   }
 
   /**
@@ -229,7 +229,7 @@ public record PoolOpener(Path file, boolean multiProcess, boolean createIfMissin
     RecoveringFileSystem.register();
     // through RecoveringFileSystem: the header repair runs again under H2's own lock when H2
     // itself takes the file over inside getConnection (an encrypted file with the key
-    // FileCheck.openedHere keeps), and a failed open's writes are journaled (OpenJournal)
+    // H2File.openedHere keeps), and a failed open's writes are journaled (OpenJournal)
     StringBuilder url = new StringBuilder("jdbc:h2:")
         .append(RecoveringFileSystem.SCHEME).append(':')
         .append(file)

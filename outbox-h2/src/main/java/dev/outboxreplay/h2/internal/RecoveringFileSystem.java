@@ -60,13 +60,17 @@ public final class RecoveringFileSystem extends FilePathWrapper {
   static final class RepairOnLock extends FileBase {
     private final FileChannel base;
     private final Path file;
-    /** {@link #file}'s key in {@link H2File}, resolved once: writes look their journal up by it. */
-    private final Path identity;
+    /**
+     * The journal of the open this channel belongs to, or null. Looked up once: a journal begins
+     * only before the library's pool opens the file (when no channel of this JVM has it), and
+     * ignores writes once it ends, so a write never needs to look again.
+     */
+    private final OpenJournal journal;
 
     RepairOnLock(FileChannel base, Path file) {
       this.base = base;
       this.file = file;
-      this.identity = FileIdentity.of(file);
+      this.journal = H2File.journalOf(file);
     }
 
     @Override
@@ -103,7 +107,6 @@ public final class RecoveringFileSystem extends FilePathWrapper {
 
     /** Hands an {@link OpenJournal} of this file what a write is about to replace. */
     private void journal(long position, long length) throws IOException {
-      OpenJournal journal = H2File.journalOfIdentity(identity);
       if (journal != null) {
         journal.beforeWrite(base, position, length);
       }

@@ -55,10 +55,10 @@ class H2FileTest {
     Files.write(data, new byte[] {1, 2, 3});
     OpenJournal journal = OpenJournal.begin(data);
     assertThat(journal).isNotNull();
-    assertThat(OpenJournal.active(data)).isSameAs(journal);
+    assertThat(H2File.journalOf(data)).isSameAs(journal);
     assertThat(OpenJournal.begin(data)).as("one journal per file").isNull();
     journal.close();
-    assertThat(OpenJournal.active(data)).isNull();
+    assertThat(H2File.journalOf(data)).isNull();
     assertThat(H2File.holds(data)).isFalse();
   }
 
@@ -78,7 +78,7 @@ class H2FileTest {
   @Test
   void aCleanCheckIsTakenOnce() throws Exception {
     Path data = dir.resolve("clean.mv.db");
-    CleanMarkRepair.checkedWhole(data, 283);
+    H2File.checkedWhole(data, 283);
     assertThat(H2File.takeCheckedWhole(data)).isEqualTo(283);
     assertThat(H2File.takeCheckedWhole(data)).isEqualTo(-1);
     assertThat(H2File.holds(data)).isFalse();

@@ -69,6 +69,27 @@ class OpenJournalTest {
     assertThat(Files.readAllBytes(file)).isEqualTo(written);
   }
 
+  /**
+   * H2 keeps the channel it opened while the journal was active for as long as the file stays
+   * open: once the journal ends, that channel's writes are no longer kept.
+   */
+  @Test
+  void aChannelOpenedDuringTheOpenKeepsNothingOnceTheJournalEnds() throws Exception {
+    Path file = dir.resolve("kept-open.mv.db");
+    Files.write(file, randomBytes(4096));
+    OpenJournal journal = OpenJournal.begin(file);
+    try (FileChannel channel = h2Channel(file)) {
+      channel.write(ascii("during the open"), 0);
+      assertThat(journal.wroteSomething()).isTrue();
+      journal.close();
+      assertThat(journal.wroteSomething()).as("let go of at the end").isFalse();
+      channel.write(ascii("after the open"), 100);
+      assertThat(journal.wroteSomething()).as("a write after the end").isFalse();
+    }
+    assertThat(new String(Files.readAllBytes(file), 100, 14, StandardCharsets.US_ASCII))
+        .isEqualTo("after the open");
+  }
+
   private static FileChannel h2Channel(Path file) throws Exception {
     RecoveringFileSystem.register();
     return FilePath.get(RecoveringFileSystem.SCHEME + ":" + file).open("rw");
