@@ -68,25 +68,6 @@ final class BenchSupport {
     outbox.acceptAll(batch);
   }
 
-  /** The H2 data file of the database {@code database} (its name without {@code .mv.db}). */
-  static Path dataFile(Path database) {
-    return database.resolveSibling(database.getFileName() + ".mv.db");
-  }
-
-  /**
-   * Rewrites the closed database file {@code database} (its name without {@code .mv.db}) with H2's
-   * {@code SHUTDOWN COMPACT}: every row and index entry, no dead page, so its size is the live
-   * data as H2 stores it. Plain H2, outside the library, which never runs it (it compacts in
-   * bounded steps while the app runs).
-   */
-  static void compactToLiveData(Path database) throws java.sql.SQLException {
-    try (java.sql.Connection c = java.sql.DriverManager.getConnection(
-            "jdbc:h2:file:" + database + ";IFEXISTS=TRUE", "sa", "");
-        java.sql.Statement s = c.createStatement()) {
-      s.execute("SHUTDOWN COMPACT");
-    }
-  }
-
   static double median(double[] values) {
     double[] sorted = values.clone();
     Arrays.sort(sorted);

@@ -1,15 +1,8 @@
 package dev.outboxreplay.benchmarks;
 
-import dev.outboxreplay.Outbox;
-import dev.outboxreplay.OutboxCommand;
-import dev.outboxreplay.OutboxRecord;
-import dev.outboxreplay.Outcome;
-import dev.outboxreplay.Status;
-import dev.outboxreplay.StoredResponse;
-import dev.outboxreplay.testkit.ManualClock;
 import dev.outboxreplay.h2.H2Database;
 import dev.outboxreplay.h2.H2OutboxStore;
-import java.nio.charset.StandardCharsets;
+import dev.outboxreplay.testkit.ManualClock;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
@@ -124,7 +117,6 @@ final class FileSizeProbe {
     Path dir = Files.createTempDirectory("outbox-filesize");
     Path file = dir.resolve("outbox");
     ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
-    byte[] response = "{\"applied\":true,\"version\":17}".getBytes(StandardCharsets.UTF_8);
     String retentionTime = System.getProperty("filesize.retentionTime");
     System.out.printf("file-size probe: %d s of real time, %d ms between accept-ack cycles, "
         + "%d simulated s per command, history retention %s, H2 RETENTION_TIME %s, "
@@ -146,35 +138,17 @@ final class FileSizeProbe {
           c.createStatement().execute("SET RETENTION_TIME " + Integer.parseInt(retentionTime));
         }
       }
-      Outbox<Connection> outbox = Outbox.builder(store).clock(clock).build();
-      Instant lastUpkeep = clock.instant();
+      AckCycles ackCycles = new AckCycles(store, clock, Duration.ofSeconds(secondsPerCommand),
+          retention);
       long started = System.nanoTime();
       long end = started + seconds * 1_000_000_000L;
       long nextReport = started + 10_000_000_000L;
       for (int i = 1; System.nanoTime() < end; i++) {
         cycles = i;
-        long acceptStarted = System.nanoTime();
-        outbox.accept(OutboxCommand.of("note.put", "note-" + (i % 500), Map.of("id",
-            "note-" + (i % 500), "body", "a note of about a hundred bytes, edited offline, "
-                + "version " + i)));
         if (i > acceptNanos.length) {
           acceptNanos = java.util.Arrays.copyOf(acceptNanos, acceptNanos.length * 2);
         }
-        acceptNanos[i - 1] = System.nanoTime() - acceptStarted;
-        List<OutboxRecord> held = store.claim("probe", Duration.ofMinutes(1), 8, clock.instant());
-        for (OutboxRecord r : held) {
-          OutboxRecord sending = store.markSending(r.commandId(), r.fencingToken(),
-              clock.instant().plusSeconds(60), clock.instant());
-          store.complete(sending.commandId(), sending.fencingToken(), Status.SENDING,
-              Outcome.acked(new StoredResponse(201, response)), clock.instant());
-        }
-        clock.advance(Duration.ofSeconds(secondsPerCommand));
-        if (retention && Duration.between(lastUpkeep, clock.instant()).toHours() >= 1) {
-          lastUpkeep = clock.instant();
-          store.pruneAudit(clock.instant().minus(Duration.ofDays(30)));
-          store.tombstoneEnded(clock.instant().minus(Duration.ofDays(1)), clock.instant());
-          store.deleteTombstones(clock.instant().minus(Duration.ofDays(8)));
-        }
+        acceptNanos[i - 1] = ackCycles.run(i);
         if (System.nanoTime() >= nextReport) {
           nextReport += 10_000_000_000L;
           ratio = report(db, file, i, started);
@@ -183,7 +157,7 @@ final class FileSizeProbe {
           Thread.sleep(pauseMillis);
         }
       }
-      fileBytes = Files.size(BenchSupport.dataFile(file));
+      fileBytes = Files.size(BenchEngine.H2.dataFile(file));
       // then idle, as an app between bursts: space freed longer than H2's retention time ago
       // can be given back only now
       long idleEnd = System.nanoTime() + idleSeconds * 1_000_000_000L;
@@ -192,9 +166,9 @@ final class FileSizeProbe {
         Thread.sleep(Math.min(15_000, Math.max(1, (idleEnd - System.nanoTime()) / 1_000_000)));
         idleRatio = report(db, file, cycles, started);
       }
-      idleBytes = Files.size(BenchSupport.dataFile(file));
+      idleBytes = Files.size(BenchEngine.H2.dataFile(file));
     }
-    System.out.printf("closed: file %,d bytes%n", Files.size(BenchSupport.dataFile(file)));
+    System.out.printf("closed: file %,d bytes%n", Files.size(BenchEngine.H2.dataFile(file)));
     long compacted = compactedCopy(dir, file);
     System.out.printf("the same rows in a fully compacted copy: %,d bytes; the file after the "
         + "idle time was %.2f times that%n", compacted, idleBytes / (double) compacted);
@@ -209,9 +183,9 @@ final class FileSizeProbe {
    */
   private static long compactedCopy(Path dir, Path file) throws Exception {
     Path copy = dir.resolve("compacted");
-    Files.copy(BenchSupport.dataFile(file), BenchSupport.dataFile(copy));
-    BenchSupport.compactToLiveData(copy);
-    return Files.size(BenchSupport.dataFile(copy));
+    Files.copy(BenchEngine.H2.dataFile(file), BenchEngine.H2.dataFile(copy));
+    BenchEngine.H2.compactToLiveData(copy);
+    return Files.size(BenchEngine.H2.dataFile(copy));
   }
 
   private static double report(H2Database db, Path file, int done, long started)
@@ -240,7 +214,7 @@ final class FileSizeProbe {
         info.put(rs.getString(1), rs.getString(2));
       }
     }
-    long size = Files.size(BenchSupport.dataFile(file));
+    long size = Files.size(BenchEngine.H2.dataFile(file));
     System.out.printf("%,9d cycles  %5.0f s  file %,13d bytes  rows %,8d  live ~%,11d bytes  "
         + "file/live %6.1f  H2 fill: file %s%%, chunks %s%%, rewritable chunks %s%%%n", done,
         (System.nanoTime() - started) / 1e9, size, rows, live + audit,

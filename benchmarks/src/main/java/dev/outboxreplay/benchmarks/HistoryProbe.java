@@ -159,7 +159,7 @@ final class HistoryProbe {
 
   /**
    * Rows {@code X} from parameter 7 to parameter 8, in one statement of the engine's SQL; the
-   * parameters are numbered for SQLite, whose range comes first, and in order for H2.
+   * parameters are numbered ({@code ?N}, which both engines read), so the range may come first.
    */
   private static String fillStatement(BenchEngine engine) {
     String values = "'key-' || X, 'note.put', 'entity-' || X, X'7b7d', " + PAYLOAD_HASH + ", "
@@ -167,8 +167,7 @@ final class HistoryProbe {
         + "1, ?2, 1, 0, CASE WHEN X <= ?3 AND X % 1000 = 0 THEN 'http_422' END, ?4 + X, ?5 + X, "
         + "1, X > ?6";
     if (engine == BenchEngine.H2) {
-      return (COLUMNS + "SELECT RANDOM_UUID(), " + values + " FROM SYSTEM_RANGE(?7, ?8)")
-          .replaceAll("\\?[0-9]", "?");
+      return COLUMNS + "SELECT RANDOM_UUID(), " + values + " FROM SYSTEM_RANGE(?7, ?8)";
     }
     return "WITH RECURSIVE r(X) AS (SELECT ?7 UNION ALL SELECT X + 1 FROM r WHERE X < ?8) "
         + COLUMNS + "SELECT lower(hex(randomblob(4)) || '-' || hex(randomblob(2)) || '-' || "

@@ -1,22 +1,15 @@
 package dev.outboxreplay.benchmarks;
 
-import dev.outboxreplay.Outbox;
-import dev.outboxreplay.OutboxCommand;
-import dev.outboxreplay.OutboxRecord;
-import dev.outboxreplay.Outcome;
-import dev.outboxreplay.Status;
-import dev.outboxreplay.StoredResponse;
-import dev.outboxreplay.testkit.ManualClock;
 import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import dev.outboxreplay.sqlite.SqliteDatabase;
-import java.nio.charset.StandardCharsets;
+import dev.outboxreplay.sqlite.internal.SqliteFile;
+import dev.outboxreplay.testkit.ManualClock;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import java.util.Map;
 
 /**
  * A SQLite outbox file after {@code cycles} accept-ack cycles with the history retention a
@@ -43,7 +36,6 @@ final class SqliteFileSizeProbe {
     try {
       Path base = dir.resolve("outbox");
       ManualClock clock = new ManualClock(Instant.parse("2026-01-01T00:00:00Z"));
-      byte[] response = "{\"applied\":true,\"version\":17}".getBytes(StandardCharsets.UTF_8);
       System.out.printf("SQLite file-size probe: %,d accept-ack cycles, %d simulated s per "
           + "command, history retention on (audit 30 days, tombstone after 1 day, delete after 8 "
           + "days)%n", cycles, secondsPerCommand);
@@ -53,27 +45,12 @@ final class SqliteFileSizeProbe {
       try (SqliteDatabase db = SqliteDatabase.open(base)) {
         file = db.file();
         JdbcOutboxStore store = JdbcOutboxStore.create(db);
-        Outbox<Connection> outbox = Outbox.builder(store).clock(clock).build();
-        Instant lastUpkeep = clock.instant();
+        AckCycles ackCycles = new AckCycles(store, clock, Duration.ofSeconds(secondsPerCommand),
+            true);
         for (int i = 1; i <= cycles; i++) {
-          outbox.accept(OutboxCommand.of("note.put", "note-" + (i % 500), Map.of("id",
-              "note-" + (i % 500), "body", "a note of about a hundred bytes, edited offline, "
-                  + "version " + i)));
-          for (OutboxRecord r : store.claim("probe", Duration.ofMinutes(1), 8, clock.instant())) {
-            OutboxRecord sending = store.markSending(r.commandId(), r.fencingToken(),
-                clock.instant().plusSeconds(60), clock.instant());
-            store.complete(sending.commandId(), sending.fencingToken(), Status.SENDING,
-                Outcome.acked(new StoredResponse(201, response)), clock.instant());
-          }
-          clock.advance(Duration.ofSeconds(secondsPerCommand));
-          if (Duration.between(lastUpkeep, clock.instant()).toHours() >= 1) {
-            lastUpkeep = clock.instant();
-            store.pruneAudit(clock.instant().minus(Duration.ofDays(30)));
-            store.tombstoneEnded(clock.instant().minus(Duration.ofDays(1)), clock.instant());
-            store.deleteTombstones(clock.instant().minus(Duration.ofDays(8)));
-          }
+          ackCycles.run(i);
           if (i % 100_000 == 0 || i == cycles) {
-            long size = sizeWithLog(file);
+            long size = SqliteFile.sizeWithLog(file);
             peak = Math.max(peak, size);
             System.out.printf("%,9d cycles  %5.0f s  file and log %,13d bytes%n", i,
                 (System.nanoTime() - started) / 1e9, size);
@@ -97,10 +74,5 @@ final class SqliteFileSizeProbe {
     } finally {
       BenchSupport.deleteTree(dir);
     }
-  }
-
-  private static long sizeWithLog(Path file) throws java.io.IOException {
-    Path wal = file.resolveSibling(file.getFileName() + "-wal");
-    return Files.size(file) + (Files.exists(wal) ? Files.size(wal) : 0);
   }
 }
