@@ -25,6 +25,7 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
+import java.util.Optional;
 import java.util.Set;
 import java.util.SplittableRandom;
 import java.util.concurrent.ConcurrentLinkedQueue;
@@ -642,6 +643,44 @@ public abstract class OutboxStoreContract<T> {
       rollback(ended);
     }
     assertThat(store.find(b1.commandId()).orElseThrow().status()).isEqualTo(Status.CLAIMED);
+  }
+
+  @Test
+  void aSuccessorIsOnlyANeverAttemptedDueCommandOfTheCurrentSessionOrALaterOne() {
+    OutboxRecord a1 = accept("A", 1);
+    OutboxRecord a2 = accept("A", 2);
+    OutboxRecord head = claimOne("r");
+    assertThat(head.commandId()).isEqualTo(a1.commandId());
+    OutboxRecord sending = store.markSending(a1.commandId(), head.fencingToken(),
+        now().plus(LEASE), now());
+    assertThat(successor(sending, 1, now()))
+        .as("A2 was accepted under session 0, older than the current 1").isEmpty();
+    assertThat(successor(sending, 0, a2.nextAttemptAt().minusMillis(1)))
+        .as("A2 is not due yet").isEmpty();
+    assertThat(successor(sending, 0, now())).map(OutboxRecord::commandId)
+        .as("due, never attempted, session 0").contains(a2.commandId());
+
+    T claiming = beginTransaction(store);
+    OutboxRecord taken = store.claimNextOfEntity(claiming, "r", LEASE, sending, 0, now())
+        .orElseThrow();
+    commit(claiming);
+    store.complete(a2.commandId(), taken.fencingToken(), Status.CLAIMED,
+        Outcome.retryable(now(), new ErrorInfo("http_503", "busy", now())), now());
+    assertThat(store.find(a2.commandId()).orElseThrow().status())
+        .isEqualTo(Status.RETRYABLE_FAILED);
+    assertThat(successor(sending, 0, now()))
+        .as("A2 was attempted: it goes out as a head, on its own retry time").isEmpty();
+  }
+
+  /** What {@code claimNextOfEntity} takes behind {@code sending}, rolled back. */
+  private Optional<OutboxRecord> successor(OutboxRecord sending, long sessionVersion,
+      Instant at) {
+    T transaction = beginTransaction(store);
+    try {
+      return store.claimNextOfEntity(transaction, "r", LEASE, sending, sessionVersion, at);
+    } finally {
+      rollback(transaction);
+    }
   }
 
   @Test

@@ -11,6 +11,7 @@ import dev.outboxreplay.Reason;
 import dev.outboxreplay.StateMachine;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.StoredResponse;
+import dev.outboxreplay.internal.EntityOrder;
 import dev.outboxreplay.jdbc.Dialect;
 import java.sql.Connection;
 import java.sql.PreparedStatement;
@@ -140,7 +141,7 @@ public final class OutboxSql {
       try (PreparedStatement notHead = c.prepareStatement(NOT_HEAD);
           PreparedStatement claim = c.prepareStatement(this.claim)) {
         for (Candidate candidate : due) {
-          if (candidate.behind()) {
+          if (EntityOrder.ofDueRow(candidate.behind()) == EntityOrder.DueRow.WAIT_BEHIND_HEAD) {
             dialect.setId(notHead, 1, candidate.id());
             notHead.executeUpdate();
             cleared++;
@@ -211,8 +212,8 @@ public final class OutboxSql {
       dialect.setId(ps, 3, sending.commandId().value());
       ps.setLong(4, sending.fencingToken());
       try (ResultSet rs = ps.executeQuery()) {
-        if (!rs.next() || !Status.QUEUED.wireName().equals(rs.getString(2))
-            || rs.getLong(4) > now.toEpochMilli() || rs.getLong(5) < sessionVersion) {
+        if (!rs.next() || !EntityOrder.mayFollow(Status.fromWireName(rs.getString(2)),
+            Instant.ofEpochMilli(rs.getLong(4)), rs.getLong(5), sessionVersion, now)) {
           return Optional.empty();
         }
         next = new Candidate(dialect.getId(rs, 1), Status.QUEUED, rs.getLong(3), null,
@@ -270,7 +271,7 @@ public final class OutboxSql {
       bindCas(ps, 14, id, expected, token);
       OutboxRecord after = audited(c, orFenced(c, singleRow(ps), id, expected, token), expected,
           outcome.reason(), now);
-      if (outcome.status().isTerminal()) {
+      if (EntityOrder.endsHead(outcome.status())) {
         promoteNextHead(c, after.entityKey());
       }
       return after;
