@@ -1,6 +1,7 @@
 package dev.outboxreplay.benchmarks;
 
 import com.zaxxer.hikari.HikariDataSource;
+import dev.outboxreplay.server.IdempotencyHandler;
 import dev.outboxreplay.server.IdempotentServer;
 import dev.outboxreplay.server.JdbcIdempotencyRecords;
 import dev.outboxreplay.server.NotesApplication;
@@ -16,18 +17,24 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Function;
 import java.util.function.IntFunction;
 import okhttp3.OkHttpClient;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
 
 /**
- * Requests per second of the receiver on PostgreSQL, next to a bare Jetty handler that runs the
- * same application handler (the same effect row) on the same database without the guard: one node for first requests (a
- * claim commit plus the effect-and-answer commit) and repeats (the stored answer), and two nodes
- * in this JVM, each with its own pool, taking alternate first requests. Same OkHttp client, same
- * concurrency, same PostgreSQL (started on loopback for the run), medians over rounds. CPU per
- * request is the process's and PostgreSQL's server processes', each over the whole measurement.
+ * Requests per second of the Idempotency-Key guard on PostgreSQL, next to a bare Jetty handler
+ * that runs the same application handler (the same effect row) on the same database without the
+ * guard. The guard ({@link IdempotencyHandler}) runs in the same plain Jetty server as the bare
+ * handler, on Jetty's threads, so the ratio is the guard's cost alone: first requests (a claim
+ * commit plus the effect-and-answer commit), repeats (the stored answer), and two nodes in this
+ * JVM, each with its own pool, taking alternate first requests. {@link IdempotentServer}, the
+ * ready-made process with its own front (a bounded worker pool, read deadlines, connection
+ * limits), is measured beside them. Same OkHttp client, same concurrency, same PostgreSQL
+ * (started on loopback for the run); a first round warms the JIT and is not counted; medians
+ * over the rounds. CPU per request is the process's and PostgreSQL's server processes', each
+ * over the whole measurement.
  */
 final class PostgresReceiverBenchmark {
   private final int requests;
@@ -42,92 +49,139 @@ final class PostgresReceiverBenchmark {
   }
 
   /** One measurement: requests per second and CPU microseconds per request on both sides. */
-  private record Measured(double rate, double jvmCpuMicros, double postgresCpuMicros) {}
+  private record Measured(double rate, double jvmCpuMicros, double postgresCpuMicros) {
+    @Override
+    public String toString() {
+      return String.format("%.0f/s (%.0f + %.0f us)", rate, jvmCpuMicros, postgresCpuMicros);
+    }
+  }
+
+  /** One round's measurements. */
+  private record Round(Measured bare, Measured first, Measured repeat, Measured twoNodes,
+      Measured serverFirst, Measured serverRepeat) {}
 
   List<Figure> run() throws Exception {
     System.out.printf("receiver on PostgreSQL: %d requests per measurement, %d concurrent "
-        + "clients, %d rounds, loopback, %d cores%n", requests, concurrency, rounds,
-        Runtime.getRuntime().availableProcessors());
+        + "clients, %d rounds after one warm-up round, loopback, %d cores%n", requests,
+        concurrency, rounds, Runtime.getRuntime().availableProcessors());
+    System.out.println("  each: rate (CPU per request: this JVM + PostgreSQL's processes)");
     OkHttpClient client = BenchSupport.client(concurrency);
-    double[] bare = new double[rounds];
-    double[] first = new double[rounds];
-    double[] repeat = new double[rounds];
-    double[] twoNodes = new double[rounds];
+    Round[] measured = new Round[rounds];
     try (LoopbackPostgres postgres = LoopbackPostgres.start()) {
       long serverPid = postgres.serverPid();
-      for (int round = 0; round < rounds; round++) {
-        String database = postgres.newDatabase();
-        try (HikariDataSource pool1 = postgres.pool(database, concurrency + 4);
-            HikariDataSource pool2 = postgres.pool(database, concurrency + 4)) {
-          NotesApplication notes = NotesApplication.onPostgres(pool1);
-          Server plain = bareServer(pool1, notes);
-          Measured b;
-          try {
-            String url = "http://127.0.0.1:" + ((ServerConnector) plain.getConnectors()[0])
-                .getLocalPort() + "/note.put";
-            load(client, n -> url, n -> "bare-warm-" + n, requests / 4, serverPid);
-            b = load(client, n -> url, n -> "bare-" + n, requests, serverPid);
-          } finally {
-            plain.stop();
-          }
-          IdempotentServer one = node(pool1, "node-1", notes);
-          IdempotentServer two = node(pool2, "node-2", NotesApplication.onPostgres(pool2));
-          Measured f;
-          Measured r;
-          Measured t;
-          try {
-            String url1 = one.baseUrl() + "/note.put";
-            String url2 = two.baseUrl() + "/note.put";
-            int base = keys.getAndAdd(10 * requests);
-            load(client, n -> url1, n -> "warm-" + (base + n), requests / 4, serverPid);
-            f = load(client, n -> url1, n -> "key-" + (base + n), requests, serverPid);
-            r = load(client, n -> url1, n -> "key-" + (base + n), requests, serverPid);
-            t = load(client, n -> n % 2 == 0 ? url1 : url2, n -> "two-" + (base + n), requests,
-                serverPid);
-            if (notes.keysAppliedMoreThanOnce() != 0) {
-              throw new IllegalStateException("a key was applied twice");
-            }
-          } finally {
-            one.close();
-            two.close();
-          }
-          bare[round] = b.rate();
-          first[round] = f.rate();
-          repeat[round] = r.rate();
-          twoNodes[round] = t.rate();
-          System.out.printf("  round %d: bare %.0f/s (CPU/request: JVM %.0f us, PostgreSQL "
-              + "%.0f us); first %.0f/s (%.0f us, %.0f us); repeat %.0f/s (%.0f us, %.0f us); "
-              + "two nodes %.0f/s (%.0f us, %.0f us)%n", round + 1,
-              b.rate(), b.jvmCpuMicros(), b.postgresCpuMicros(),
-              f.rate(), f.jvmCpuMicros(), f.postgresCpuMicros(),
-              r.rate(), r.jvmCpuMicros(), r.postgresCpuMicros(),
-              t.rate(), t.jvmCpuMicros(), t.postgresCpuMicros());
+      for (int round = 0; round <= rounds; round++) {
+        Round r = round(postgres, client, serverPid);
+        System.out.printf("  %s: bare %s; guard first %s, repeat %s, two nodes %s; "
+            + "IdempotentServer first %s, repeat %s%n",
+            round == 0 ? "warm-up" : "round " + round, r.bare, r.first, r.repeat, r.twoNodes,
+            r.serverFirst, r.serverRepeat);
+        if (round > 0) {
+          measured[round - 1] = r;
         }
       }
     } finally {
       client.dispatcher().executorService().shutdown();
       client.connectionPool().evictAll();
     }
+    double[] bare = rates(measured, Round::bare);
+    double[] first = rates(measured, Round::first);
+    double[] repeat = rates(measured, Round::repeat);
+    double[] twoNodes = rates(measured, Round::twoNodes);
+    double[] serverFirst = rates(measured, Round::serverFirst);
+    double[] serverRepeat = rates(measured, Round::serverRepeat);
     double b = BenchSupport.median(bare);
     double one = BenchSupport.median(first);
     System.out.printf("medians over %d rounds:%n", rounds);
-    System.out.printf("bare handler, same effect row : %7.0f req/s (baseline)%n", b);
-    System.out.printf("one node, first requests      : %7.0f req/s, ratio %.2f%n", one, one / b);
-    System.out.printf("one node, repeats             : %7.0f req/s, ratio %.2f%n",
+    System.out.printf("bare handler, same effect row  : %7.0f req/s (baseline)%n", b);
+    System.out.printf("guard, first requests          : %7.0f req/s, ratio %.2f%n", one, one / b);
+    System.out.printf("guard, repeats                 : %7.0f req/s, ratio %.2f%n",
         BenchSupport.median(repeat), BenchSupport.median(repeat) / b);
-    System.out.printf("two nodes, first requests     : %7.0f req/s, %.2f of one node%n",
+    System.out.printf("two guard nodes, first requests: %7.0f req/s, %.2f of one node%n",
         BenchSupport.median(twoNodes), BenchSupport.median(twoNodes) / one);
-    double[] twoOverOne = new double[rounds];
-    for (int i = 0; i < rounds; i++) {
-      twoOverOne[i] = twoNodes[i] / first[i];
-    }
+    System.out.printf("IdempotentServer, first        : %7.0f req/s, ratio %.2f%n",
+        BenchSupport.median(serverFirst), BenchSupport.median(serverFirst) / b);
+    System.out.printf("IdempotentServer, repeats      : %7.0f req/s, ratio %.2f%n",
+        BenchSupport.median(serverRepeat), BenchSupport.median(serverRepeat) / b);
     return List.of(
-        Figure.atLeast("PostgreSQL receiver, first requests", "bare handler, same row",
+        Figure.atLeast("PostgreSQL guard, first requests", "bare handler, same row",
             Figure.ratios(first, bare), 0.7),
-        Figure.atLeast("PostgreSQL receiver, repeats", "bare handler, same row",
+        Figure.atLeast("PostgreSQL guard, repeats", "bare handler, same row",
             Figure.ratios(repeat, bare), 1.0),
-        Figure.atLeast("PostgreSQL receiver, two nodes (one JVM)", "one node", twoOverOne,
-            1.6));
+        Figure.atLeast("PostgreSQL guard, two nodes (one JVM)", "one node",
+            Figure.ratios(twoNodes, first), 1.6),
+        Figure.reported("IdempotentServer on PostgreSQL, first requests",
+            "bare handler, same row", Figure.ratios(serverFirst, bare)),
+        Figure.reported("IdempotentServer on PostgreSQL, repeats", "bare handler, same row",
+            Figure.ratios(serverRepeat, bare)));
+  }
+
+  private static double[] rates(Round[] rounds, Function<Round, Measured> which) {
+    double[] rates = new double[rounds.length];
+    for (int i = 0; i < rounds.length; i++) {
+      rates[i] = which.apply(rounds[i]).rate();
+    }
+    return rates;
+  }
+
+  /** Every measurement once, on a new database. */
+  private Round round(LoopbackPostgres postgres, OkHttpClient client, long serverPid)
+      throws Exception {
+    String database = postgres.newDatabase();
+    try (HikariDataSource pool1 = postgres.pool(database, concurrency + 4);
+        HikariDataSource pool2 = postgres.pool(database, concurrency + 4)) {
+      NotesApplication notes = NotesApplication.onPostgres(pool1);
+      int base = keys.getAndAdd(10 * requests);
+      Measured bare;
+      Server plain = bareServer(pool1, notes);
+      try {
+        String url = urlOf(plain);
+        bare = load(client, n -> url, n -> "bare-" + (base + n), requests, serverPid);
+      } finally {
+        plain.stop();
+      }
+      Measured first;
+      Measured repeat;
+      Measured twoNodes;
+      Server guard1 = ServerBenchmark.plainServer(guard(pool1, "node-1", notes));
+      Server guard2 = ServerBenchmark.plainServer(
+          guard(pool2, "node-2", NotesApplication.onPostgres(pool2)));
+      try {
+        String url1 = urlOf(guard1);
+        String url2 = urlOf(guard2);
+        first = load(client, n -> url1, n -> "key-" + (base + n), requests, serverPid);
+        repeat = load(client, n -> url1, n -> "key-" + (base + n), requests, serverPid);
+        twoNodes = load(client, n -> n % 2 == 0 ? url1 : url2, n -> "two-" + (base + n),
+            requests, serverPid);
+      } finally {
+        guard1.stop();
+        guard2.stop();
+      }
+      Measured serverFirst;
+      Measured serverRepeat;
+      try (IdempotentServer server = node(pool1, "node-3", notes)) {
+        String url = server.baseUrl() + "/note.put";
+        serverFirst = load(client, n -> url, n -> "server-" + (base + n), requests, serverPid);
+        serverRepeat = load(client, n -> url, n -> "server-" + (base + n), requests,
+            serverPid);
+      }
+      if (notes.keysAppliedMoreThanOnce() != 0) {
+        throw new IllegalStateException("a key was applied twice");
+      }
+      return new Round(bare, first, repeat, twoNodes, serverFirst, serverRepeat);
+    }
+  }
+
+  private static String urlOf(Server server) {
+    return "http://127.0.0.1:" + ((ServerConnector) server.getConnectors()[0]).getLocalPort()
+        + "/note.put";
+  }
+
+  private static IdempotencyHandler guard(HikariDataSource pool, String name,
+      NotesApplication notes) {
+    return IdempotencyHandler.builder()
+        .records(JdbcIdempotencyRecords.onPostgres(pool, name, Duration.ofSeconds(30)))
+        .handler(NotesApplication.OPERATION, notes.handler())
+        .build();
   }
 
   private static IdempotentServer node(HikariDataSource pool, String name,

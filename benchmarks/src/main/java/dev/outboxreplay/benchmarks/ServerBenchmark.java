@@ -125,13 +125,7 @@ final class ServerBenchmark {
    * answers 201.
    */
   static Server bareServer(BareEffect effect) throws Exception {
-    QueuedThreadPool threads = new QueuedThreadPool(24, 2);
-    threads.setDaemon(true);
-    Server server = new Server(threads);
-    ServerConnector connector = new ServerConnector(server, 1, 1);
-    connector.setHost(InetAddress.getLoopbackAddress().getHostAddress());
-    server.addConnector(connector);
-    server.setHandler(new Handler.Abstract() {
+    return plainServer(new Handler.Abstract() {
       @Override
       public boolean handle(Request request, Response response, Callback callback)
           throws Exception {
@@ -145,6 +139,20 @@ final class ServerBenchmark {
         return true;
       }
     });
+  }
+
+  /**
+   * A started Jetty server on loopback that runs {@code handler} on Jetty's own threads, the
+   * same server the bare baseline runs in.
+   */
+  static Server plainServer(Handler handler) throws Exception {
+    QueuedThreadPool threads = new QueuedThreadPool(24, 2);
+    threads.setDaemon(true);
+    Server server = new Server(threads);
+    ServerConnector connector = new ServerConnector(server, 1, 1);
+    connector.setHost(InetAddress.getLoopbackAddress().getHostAddress());
+    server.addConnector(connector);
+    server.setHandler(handler);
     server.start();
     return server;
   }
