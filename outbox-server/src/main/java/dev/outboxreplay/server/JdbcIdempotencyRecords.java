@@ -85,18 +85,23 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
 
   /**
    * What differs between the engines: the check after each commit (H2's of the commit's
-   * outcome), how a failed statement becomes a retryable or fatal storage exception, and where
-   * a claim's new row is selected from.
+   * outcome), how a failed statement becomes a retryable or fatal storage exception, and the
+   * row a claim inserts (its nine parameters in the order of {@link #CLAIM_COLUMNS}).
    */
   private record Engine(AfterCommit afterCommit,
       BiFunction<String, SQLException, OutboxStorageException> onStatement,
-      String claimSource) {}
+      String claimRow) {}
 
-  /** The row source of H2's claim insert: the values as they are. */
-  private static final String PLAIN = "";
+  /** The columns a claim's insert sets. */
+  private static final String CLAIM_COLUMNS = "(tenant, idempotency_key, operation, "
+      + "payload_hash, status, created_at, updated_at, expires_at, owner, fence, "
+      + "lease_expires_at)";
+
+  /** H2's claim row: the values as they are. */
+  private static final String CLAIM_VALUES = "VALUES (?, ?, ?, ?, 'started', ?, ?, ?, ?, 1, ?)";
 
   /**
-   * The row source of PostgreSQL's claim insert: a one-row subquery that turns
+   * PostgreSQL's claim row: the same values, selected from a one-row subquery that turns
    * {@code synchronous_commit} off for the claim's own transaction only, so that the claim's
    * commit returns without waiting for its WAL to reach the disk. Nothing is lost by it: the
    * effect's transaction, which commits after the claim, waits for its own flush and so for the
@@ -106,7 +111,8 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
    * for one flush instead of two.
    */
   private static final String CLAIM_COMMIT_NOT_FLUSHED =
-      " FROM (SELECT set_config('synchronous_commit', 'off', true)) AS claim_commit";
+      "SELECT ?, ?, ?, ?, 'started', ?, ?, ?, ?, 1, ? "
+          + "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS claim_commit";
 
   @FunctionalInterface
   private interface AfterCommit {
@@ -133,7 +139,8 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
   public static JdbcIdempotencyRecords onH2(H2Database database, String node, Duration lease) {
     database.migrate(COMPONENT, H2_MIGRATIONS);
     return new JdbcIdempotencyRecords(database.dataSource(),
-        new Engine(database::afterCommit, database::onStatement, PLAIN), node, lease);
+        new Engine(database::afterCommit, database::onStatement, CLAIM_VALUES), node,
+        lease);
   }
 
   /**
@@ -208,10 +215,8 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
 
   private boolean insertStarted(Connection c, String tenant, String key, String operation,
       byte[] hash, Instant now, Instant expiresAt) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("INSERT INTO server_idempotency (tenant, "
-        + "idempotency_key, operation, payload_hash, status, created_at, updated_at, "
-        + "expires_at, owner, fence, lease_expires_at) "
-        + "SELECT ?, ?, ?, ?, 'started', ?, ?, ?, ?, 1, ?" + engine.claimSource())) {
+    try (PreparedStatement ps = c.prepareStatement("INSERT INTO server_idempotency "
+        + CLAIM_COLUMNS + " " + engine.claimRow())) {
       ps.setString(1, tenant);
       ps.setString(2, key);
       ps.setString(3, operation);
