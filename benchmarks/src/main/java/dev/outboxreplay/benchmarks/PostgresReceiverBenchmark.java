@@ -35,8 +35,9 @@ import org.eclipse.jetty.server.ServerConnector;
  * JVM, each with its own pool, taking alternate first requests. {@link IdempotentServer}, the
  * ready-made process with its own front (a bounded worker pool, read deadlines, connection
  * limits), is measured beside them. Same OkHttp client, same concurrency, same PostgreSQL
- * (started on loopback for the run); a first round warms the JIT and is not counted; medians
- * over the rounds. CPU per request is the process's and PostgreSQL's server processes', each
+ * (started on loopback for the run); a first round warms the JIT and is not counted; the bare
+ * handler is measured first and last in each round, and the guard's ratios are to the mean of
+ * the two; medians over the rounds. CPU per request is the process's and PostgreSQL's server processes', each
  * over the whole measurement.
  */
 final class PostgresReceiverBenchmark {
@@ -69,9 +70,17 @@ final class PostgresReceiverBenchmark {
     }
   }
 
-  /** One round's measurements. */
+  /**
+   * One round's measurements. The bare handler is measured first and again last; the round's
+   * baseline is the mean of the two, so that a drift through the round (the JIT, the tables'
+   * growth, autovacuum) weighs on the baseline as on the guard.
+   */
   private record Round(Measured bare, Measured first, Measured repeat, Measured twoNodes,
-      Measured serverFirst, Measured serverRepeat) {}
+      Measured serverFirst, Measured serverRepeat, Measured bareAfter) {
+    double baseline() {
+      return (bare.rate() + bareAfter.rate()) / 2;
+    }
+  }
 
   List<Figure> run() throws Exception {
     System.out.printf("receiver on PostgreSQL: %d requests per measurement, %d concurrent "
@@ -87,9 +96,9 @@ final class PostgresReceiverBenchmark {
       for (int round = 0; round <= rounds; round++) {
         Round r = round(postgres, client, serverPid);
         System.out.printf("  %s: bare %s; guard first %s, repeat %s, two nodes %s; "
-            + "IdempotentServer first %s, repeat %s%n",
+            + "IdempotentServer first %s, repeat %s; bare again %s%n",
             round == 0 ? "warm-up" : "round " + round, r.bare, r.first, r.repeat, r.twoNodes,
-            r.serverFirst, r.serverRepeat);
+            r.serverFirst, r.serverRepeat, r.bareAfter);
         if (round > 0) {
           measured[round - 1] = r;
         }
@@ -98,7 +107,10 @@ final class PostgresReceiverBenchmark {
       client.dispatcher().executorService().shutdown();
       client.connectionPool().evictAll();
     }
-    double[] bare = rates(measured, Round::bare);
+    double[] bare = new double[rounds];
+    for (int i = 0; i < rounds; i++) {
+      bare[i] = measured[i].baseline();
+    }
     double[] first = rates(measured, Round::first);
     double[] repeat = rates(measured, Round::repeat);
     double[] twoNodes = rates(measured, Round::twoNodes);
@@ -107,7 +119,8 @@ final class PostgresReceiverBenchmark {
     double b = BenchSupport.median(bare);
     double one = BenchSupport.median(first);
     System.out.printf("medians over %d rounds:%n", rounds);
-    System.out.printf("bare handler, same effect row  : %7.0f req/s (baseline)%n", b);
+    System.out.printf("bare handler, same effect row  : %7.0f req/s (baseline: the mean of "
+        + "each round's first and last measurement)%n", b);
     System.out.printf("guard, first requests          : %7.0f req/s, ratio %.2f%n", one, one / b);
     System.out.printf("guard, repeats                 : %7.0f req/s, ratio %.2f%n",
         BenchSupport.median(repeat), BenchSupport.median(repeat) / b);
@@ -182,10 +195,19 @@ final class PostgresReceiverBenchmark {
         serverRepeat = load(client, n -> url, n -> "server-" + (base + n), requests,
             serverPid, pool1);
       }
+      Measured bareAfter;
+      plain = bareServer(pool1, notes);
+      try {
+        String url = urlOf(plain);
+        bareAfter = load(client, n -> url, n -> "bare-again-" + (base + n), requests, serverPid,
+            pool1);
+      } finally {
+        plain.stop();
+      }
       if (notes.keysAppliedMoreThanOnce() != 0) {
         throw new IllegalStateException("a key was applied twice");
       }
-      return new Round(bare, first, repeat, twoNodes, serverFirst, serverRepeat);
+      return new Round(bare, first, repeat, twoNodes, serverFirst, serverRepeat, bareAfter);
     }
   }
 
