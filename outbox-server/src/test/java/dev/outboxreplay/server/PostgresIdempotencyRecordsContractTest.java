@@ -19,7 +19,6 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import javax.sql.DataSource;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -35,12 +34,7 @@ class PostgresIdempotencyRecordsContractTest extends JdbcIdempotencyRecordStoreC
 
   @BeforeAll
   static void startPostgres() throws Exception {
-    postgres = LoopbackPostgres.start();
-  }
-
-  @AfterAll
-  static void stopPostgres() throws Exception {
-    postgres.close();
+    postgres = LoopbackPostgres.shared();
   }
 
   @Test

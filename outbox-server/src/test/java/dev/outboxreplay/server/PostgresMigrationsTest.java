@@ -18,7 +18,6 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -32,12 +31,7 @@ class PostgresMigrationsTest {
 
   @BeforeAll
   static void startPostgres() throws Exception {
-    postgres = LoopbackPostgres.start();
-  }
-
-  @AfterAll
-  static void stopPostgres() throws Exception {
-    postgres.close();
+    postgres = LoopbackPostgres.shared();
   }
 
   @Test

@@ -21,7 +21,6 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.Awaitility;
-import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
@@ -47,12 +46,7 @@ class PostgresReceiverNodesTest {
 
   @BeforeAll
   static void startPostgres() throws Exception {
-    postgres = LoopbackPostgres.start();
-  }
-
-  @AfterAll
-  static void stopPostgres() throws Exception {
-    postgres.close();
+    postgres = LoopbackPostgres.shared();
   }
 
   @BeforeEach

@@ -17,6 +17,7 @@ import java.util.concurrent.atomic.AtomicInteger;
  */
 public final class LoopbackPostgres implements AutoCloseable {
   private static final AtomicInteger DATABASES = new AtomicInteger();
+  private static LoopbackPostgres shared;
   private final EmbeddedPostgres postgres;
 
   private LoopbackPostgres(EmbeddedPostgres postgres) {
@@ -46,6 +47,26 @@ public final class LoopbackPostgres implements AutoCloseable {
       builder.setServerConfig("fsync", "on").setServerConfig("synchronous_commit", "on");
     }
     return new LoopbackPostgres(builder.start());
+  }
+
+  /**
+   * One server, as {@link #start()} starts it, for every test class of this JVM that asks for
+   * it: started on the first call, stopped when the JVM exits. Classes keep apart through
+   * {@link #newDatabase()}; none may {@link #close()} it.
+   */
+  public static synchronized LoopbackPostgres shared() throws IOException {
+    if (shared == null) {
+      LoopbackPostgres started = start();
+      Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+        try {
+          started.postgres.close();
+        } catch (IOException e) {
+          System.err.println("stopping the tests' PostgreSQL failed: " + e);
+        }
+      }, "loopback-postgres-stop"));
+      shared = started;
+    }
+    return shared;
   }
 
   /** A new, empty database's name. */
@@ -103,9 +124,18 @@ public final class LoopbackPostgres implements AutoCloseable {
     }
   }
 
-  /** Stops the server and deletes its data folder. */
+  /**
+   * Stops the server and deletes its data folder.
+   *
+   * @throws IllegalStateException for the {@link #shared()} server, which stops with the JVM
+   */
   @Override
   public void close() throws IOException {
+    synchronized (LoopbackPostgres.class) {
+      if (this == shared) {
+        throw new IllegalStateException("the shared server stops when the JVM exits");
+      }
+    }
     postgres.close();
   }
 }
