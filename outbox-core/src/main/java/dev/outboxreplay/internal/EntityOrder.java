@@ -18,25 +18,13 @@ import java.util.Objects;
 public final class EntityOrder {
   private EntityOrder() {}
 
-  /** What a claim does with a due row of an entity. */
-  public enum DueRow {
-    /** The row is its entity's head: claim it. */
-    CLAIM,
-    /**
-     * An earlier command of the entity is open: leave the row, and mark it as waiting so that
-     * later claims skip it until the head ends.
-     */
-    WAIT_BEHIND_HEAD
-  }
-
   /**
-   * What a claim does with a due row.
-   *
-   * @param earlierCommandOpen whether a command of the row's entity accepted before it is open
-   *     (not acked, conflict or rejected)
+   * Whether a claim may take a due row: only when no command of its entity accepted before it is
+   * still open (not acked, conflict or rejected). A row it may not take waits behind its
+   * entity's head; the store marks it so, and later claims skip it until the head ends.
    */
-  public static DueRow ofDueRow(boolean earlierCommandOpen) {
-    return earlierCommandOpen ? DueRow.WAIT_BEHIND_HEAD : DueRow.CLAIM;
+  public static boolean mayClaim(boolean earlierCommandOpen) {
+    return !earlierCommandOpen;
   }
 
   /**

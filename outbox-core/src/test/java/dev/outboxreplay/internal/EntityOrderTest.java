@@ -14,8 +14,8 @@ class EntityOrderTest {
 
   @Test
   void aDueRowIsClaimedOnlyWhenNoEarlierCommandOfItsEntityIsOpen() {
-    assertThat(EntityOrder.ofDueRow(false)).isEqualTo(EntityOrder.DueRow.CLAIM);
-    assertThat(EntityOrder.ofDueRow(true)).isEqualTo(EntityOrder.DueRow.WAIT_BEHIND_HEAD);
+    assertThat(EntityOrder.mayClaim(false)).isTrue();
+    assertThat(EntityOrder.mayClaim(true)).as("it waits behind its entity's head").isFalse();
   }
 
   @Test

@@ -141,7 +141,7 @@ public final class OutboxSql {
       try (PreparedStatement notHead = c.prepareStatement(NOT_HEAD);
           PreparedStatement claim = c.prepareStatement(this.claim)) {
         for (Candidate candidate : due) {
-          if (EntityOrder.ofDueRow(candidate.behind()) == EntityOrder.DueRow.WAIT_BEHIND_HEAD) {
+          if (!EntityOrder.mayClaim(candidate.behind())) {
             dialect.setId(notHead, 1, candidate.id());
             notHead.executeUpdate();
             cleared++;
