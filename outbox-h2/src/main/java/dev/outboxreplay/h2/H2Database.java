@@ -265,14 +265,6 @@ public final class H2Database implements JdbcDatabase, AutoCloseable {
     return "H2Database[" + file() + ", " + durability + "]";
   }
 
-  static Path dataFile(Path base) {
-    return H2File.dataFileOf(base);
-  }
-
-  static Path lockFile(Path base) {
-    return H2File.lockFileOf(base);
-  }
-
   /** Configures an {@link H2Database}; each setter validates and names its argument. */
   public static final class Builder {
     private Path file;

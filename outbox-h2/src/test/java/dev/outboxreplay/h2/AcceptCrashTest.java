@@ -6,6 +6,7 @@ import dev.outboxreplay.CommandId;
 import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.Payload;
 import dev.outboxreplay.Status;
+import dev.outboxreplay.h2.internal.H2File;
 import dev.outboxreplay.testkit.ChildJvm;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -92,8 +93,8 @@ class AcceptCrashTest {
       int killAfter = random.nextInt(8) == 0 ? 0 : random.nextInt(1, 400);
       List<String> lines = new ArrayList<>();
       Path beforeChild = dir.resolve("before-child-" + mode + ".mv.db");
-      if (Files.exists(H2Database.dataFile(base))) {
-        Files.copy(H2Database.dataFile(base), beforeChild, StandardCopyOption.REPLACE_EXISTING);
+      if (Files.exists(H2File.dataFileOf(base))) {
+        Files.copy(H2File.dataFileOf(base), beforeChild, StandardCopyOption.REPLACE_EXISTING);
       }
       try (ChildJvm child = ChildJvm.start(AcceptLoopChild.class,
           dir.resolve("child-" + mode + "-" + round + ".err"), base.toString(),

@@ -3,6 +3,7 @@ package dev.outboxreplay.h2;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxreplay.CommandId;
+import dev.outboxreplay.h2.internal.H2File;
 import dev.outboxreplay.testkit.ChildJvm;
 import dev.outboxreplay.testkit.Seeds;
 import java.nio.file.Files;
@@ -58,8 +59,8 @@ class CompactionKillStressTest {
       int killAfter = random.nextInt(8) == 0 ? 0 : random.nextInt(1, 400);
       List<String> lines = new ArrayList<>();
       Path beforeChild = dir.resolve("before-child.mv.db");
-      if (Files.exists(H2Database.dataFile(base))) {
-        Files.copy(H2Database.dataFile(base), beforeChild, StandardCopyOption.REPLACE_EXISTING);
+      if (Files.exists(H2File.dataFileOf(base))) {
+        Files.copy(H2File.dataFileOf(base), beforeChild, StandardCopyOption.REPLACE_EXISTING);
       }
       String childFailure = null;
       try (ChildJvm child = ChildJvm.start(AcceptLoopChild.class, dir.resolve("child.err"),
@@ -98,10 +99,10 @@ class CompactionKillStressTest {
         }
       }
       Path asKilled = dir.resolve("as-killed.mv.db");
-      if (!Files.exists(H2Database.dataFile(base))) {
+      if (!Files.exists(H2File.dataFileOf(base))) {
         continue; // killed before it created the new file: nothing to verify
       }
-      Files.copy(H2Database.dataFile(base), asKilled, StandardCopyOption.REPLACE_EXISTING);
+      Files.copy(H2File.dataFileOf(base), asKilled, StandardCopyOption.REPLACE_EXISTING);
       String failure = null;
       H2Database.Builder opening = H2Database.builder().file(base).multiProcess(false);
       if (encrypted) {

@@ -47,7 +47,7 @@ class EncryptedFileRepairTest {
   @Test
   void theCheckBeforeTheOpenRepairsTheEncryptedKilledFile() throws Exception {
     Path base = encryptedCopy("header-behind-after-kill.mv.db", "check");
-    assertThat(FileCheck.verifyBeforeOpen(H2Database.dataFile(base), KEY, true)).as("in use")
+    assertThat(FileCheck.verifyBeforeOpen(H2File.dataFileOf(base), KEY, true)).as("in use")
         .isFalse();
     try (Connection c = h2Alone(base)) {
       assertThat(StoreHeaderRepairTest.rowsAndLastAccept(c)).as("H2 alone after the check").containsExactly(527, 1);
@@ -98,7 +98,7 @@ class EncryptedFileRepairTest {
    * accept it then reads.
    */
   private static long[] takenOverWithTheKeyRegistered(Path base) throws Exception {
-    Path data = H2Database.dataFile(base);
+    Path data = H2File.dataFileOf(base);
     H2File.openedHere(data, KEY);
     try {
       assertThat(FileCheck.verifyBeforeOpen(data, KEY, true)).as("skipped: in use").isTrue();
@@ -120,7 +120,7 @@ class EncryptedFileRepairTest {
       assertThat(commands(c)).as("H2 alone, at an older version").isEqualTo(35);
     }
     Path mended = encryptedCopy("clean-close-lists-overwritten-dead-chunk.mv.db", "clean-app");
-    Path data = H2Database.dataFile(mended);
+    Path data = H2File.dataFileOf(mended);
     byte[] before = Files.readAllBytes(data);
     assertThat(FileCheck.verifyBeforeOpen(data, KEY, true)).as("in use").isFalse();
     byte[] after = Files.readAllBytes(data);
@@ -140,7 +140,7 @@ class EncryptedFileRepairTest {
   @Test
   void theCleanCloseMendRunsUnderH2sLockForAnEncryptedFile() throws Exception {
     Path base = encryptedCopy("clean-close-lists-overwritten-dead-chunk.mv.db", "clean-takeover");
-    Path data = H2Database.dataFile(base);
+    Path data = H2File.dataFileOf(base);
     H2File.openedHere(data, KEY);
     try {
       RetryingOpenDataSource pool = new RetryingOpenDataSource(recoveringUrl(base), KEY, true,
@@ -158,10 +158,10 @@ class EncryptedFileRepairTest {
     for (String resource : new String[] {"header-behind-after-kill.mv.db",
         "clean-close-lists-overwritten-dead-chunk.mv.db"}) {
       Path base = encryptedCopy(resource, "wrong-" + resource.substring(0, 5));
-      byte[] before = Files.readAllBytes(H2Database.dataFile(base));
+      byte[] before = Files.readAllBytes(H2File.dataFileOf(base));
       assertThatThrownBy(() -> H2Database.builder().file(base).multiProcess(false)
           .encryptionKey(OTHER_KEY).build()).isInstanceOf(OutboxStorageException.class);
-      assertThat(Files.readAllBytes(H2Database.dataFile(base))).as(resource).isEqualTo(before);
+      assertThat(Files.readAllBytes(H2File.dataFileOf(base))).as(resource).isEqualTo(before);
     }
   }
 
@@ -176,17 +176,17 @@ class EncryptedFileRepairTest {
     try (H2Database db = H2Database.builder().file(original).encryptionKey(KEY).build()) {
       DamagedFileTest.acceptTwoHundred(db);
     }
-    byte[] plain = EncryptedCopy.read(H2Database.dataFile(original), KEY);
+    byte[] plain = EncryptedCopy.read(H2File.dataFileOf(original), KEY);
     Path damaged = dir.resolve("damaged");
     EncryptedCopy.write(DamagedFileTest.randomBytesInNewestChunk(plain),
-        H2Database.dataFile(damaged), KEY);
-    byte[] before = Files.readAllBytes(H2Database.dataFile(damaged));
+        H2File.dataFileOf(damaged), KEY);
+    byte[] before = Files.readAllBytes(H2File.dataFileOf(damaged));
     assertThatThrownBy(() -> {
       try (H2Database db = H2Database.builder().file(damaged).encryptionKey(KEY).build()) {
         H2OutboxStore.create(db).countByStatus();
       }
     }).isInstanceOf(OutboxStorageException.class);
-    assertThat(Files.readAllBytes(H2Database.dataFile(damaged))).as("the refused file")
+    assertThat(Files.readAllBytes(H2File.dataFileOf(damaged))).as("the refused file")
         .isEqualTo(before);
   }
 
@@ -198,10 +198,10 @@ class EncryptedFileRepairTest {
       plain = in.readAllBytes();
     }
     Path base = dir.resolve(name);
-    EncryptedCopy.write(plain, H2Database.dataFile(base), KEY);
-    assertThat(EncryptedCopy.read(H2Database.dataFile(base), KEY)).as("decrypted back")
+    EncryptedCopy.write(plain, H2File.dataFileOf(base), KEY);
+    assertThat(EncryptedCopy.read(H2File.dataFileOf(base), KEY)).as("decrypted back")
         .isEqualTo(plain);
-    assertThat(Files.readAllBytes(H2Database.dataFile(base))).as("not the plain bytes")
+    assertThat(Files.readAllBytes(H2File.dataFileOf(base))).as("not the plain bytes")
         .isNotEqualTo(plain);
     return base;
   }

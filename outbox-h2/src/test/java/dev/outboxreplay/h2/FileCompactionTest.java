@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.outboxreplay.h2.internal.FileCompaction;
+import dev.outboxreplay.h2.internal.H2File;
 import dev.outboxreplay.h2.internal.ServedHere;
 import dev.outboxreplay.testkit.ChildJvm;
 import java.nio.file.Files;
@@ -76,7 +77,7 @@ class FileCompactionTest {
       expectedSum = fillAndThinOut(db);
       grown = Files.size(db.file());
     }
-    long closed = Files.size(H2Database.dataFile(base));
+    long closed = Files.size(H2File.dataFileOf(base));
     System.out.printf("FileCompactionTest: %,d bytes before the close, %,d after%n", grown,
         closed);
     assertThat(closed).as("file after the close, of %,d", grown).isGreaterThan(grown * 3 / 4);

@@ -3,6 +3,7 @@ package dev.outboxreplay.h2;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxreplay.CommandId;
+import dev.outboxreplay.h2.internal.H2File;
 import dev.outboxreplay.testkit.ChildJvm;
 import dev.outboxreplay.testkit.Seeds;
 import java.nio.file.Files;
@@ -60,8 +61,8 @@ class FirstAcceptKillStressTest {
           acked.put(CommandId.parse(f[1]), "round " + f[3] + " n " + f[4]);
         }
       }
-      if (Files.exists(H2Database.dataFile(base))) {
-        Files.copy(H2Database.dataFile(base), asKilled, StandardCopyOption.REPLACE_EXISTING);
+      if (Files.exists(H2File.dataFileOf(base))) {
+        Files.copy(H2File.dataFileOf(base), asKilled, StandardCopyOption.REPLACE_EXISTING);
       }
       try (H2Database db = H2Database.builder().file(base).multiProcess(false).build()) {
         H2OutboxStore store = H2OutboxStore.create(db);
@@ -79,7 +80,7 @@ class FirstAcceptKillStressTest {
     }
     System.out.printf("FirstAcceptKillStressTest seed %d: %d kills, %d accepts returned, %d lost,"
         + " file %d bytes%n", seed, round, acked.size(), lost.size(),
-        Files.size(H2Database.dataFile(base)));
+        Files.size(H2File.dataFileOf(base)));
     assertThat(lost).as("seed %d", seed).isEmpty();
   }
 }

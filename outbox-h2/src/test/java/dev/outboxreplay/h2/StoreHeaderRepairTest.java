@@ -82,7 +82,7 @@ class StoreHeaderRepairTest {
   @Test
   void aReadOnlyOpenWritesNothingEvenToAFileWhoseHeaderLags() throws Exception {
     Path base = copyOfTheKilledFile("view");
-    byte[] before = Files.readAllBytes(H2Database.dataFile(base));
+    byte[] before = Files.readAllBytes(H2File.dataFileOf(base));
     try (H2Database db = H2Database.builder().file(base).multiProcess(false).readOnly(true)
         .build()) {
       // plain SQL: the kept file has an older outbox layout, which the store reads only after
@@ -97,7 +97,7 @@ class StoreHeaderRepairTest {
         }
       }
     }
-    assertThat(Files.readAllBytes(H2Database.dataFile(base))).isEqualTo(before);
+    assertThat(Files.readAllBytes(H2File.dataFileOf(base))).isEqualTo(before);
   }
 
   @Test
@@ -106,16 +106,16 @@ class StoreHeaderRepairTest {
     try (H2Database db = H2Database.builder().file(base).multiProcess(false).build()) {
       H2OutboxStore.create(db);
     }
-    byte[] before = Files.readAllBytes(H2Database.dataFile(base));
-    assertThat(StoreHeaderRepair.repairIfBehind(H2Database.dataFile(base))).isNull();
-    assertThat(Files.readAllBytes(H2Database.dataFile(base))).isEqualTo(before);
+    byte[] before = Files.readAllBytes(H2File.dataFileOf(base));
+    assertThat(StoreHeaderRepair.repairIfBehind(H2File.dataFileOf(base))).isNull();
+    assertThat(Files.readAllBytes(H2File.dataFileOf(base))).isEqualTo(before);
 
     Path killed = copyOfTheKilledFile("twice");
-    assertThat(StoreHeaderRepair.repairIfBehind(H2Database.dataFile(killed)))
+    assertThat(StoreHeaderRepair.repairIfBehind(H2File.dataFileOf(killed)))
         .contains("chunk 153c (version 5436)");
-    byte[] repaired = Files.readAllBytes(H2Database.dataFile(killed));
-    assertThat(StoreHeaderRepair.repairIfBehind(H2Database.dataFile(killed))).isNull();
-    assertThat(Files.readAllBytes(H2Database.dataFile(killed))).isEqualTo(repaired);
+    byte[] repaired = Files.readAllBytes(H2File.dataFileOf(killed));
+    assertThat(StoreHeaderRepair.repairIfBehind(H2File.dataFileOf(killed))).isNull();
+    assertThat(Files.readAllBytes(H2File.dataFileOf(killed))).isEqualTo(repaired);
   }
 
   /**
@@ -126,7 +126,7 @@ class StoreHeaderRepairTest {
   @Test
   void aLookAtAFileThisJvmHasOpenLeavesH2sLockInPlace() throws Exception {
     Path base = dir.resolve("open");
-    Path data = H2Database.dataFile(base);
+    Path data = H2File.dataFileOf(base);
     try (H2Database db = H2Database.builder().file(base).multiProcess(false).build()) {
       H2OutboxStore.create(db);
       assertThat(lockSeenByAnotherProcess(data)).as("H2 holds the file").isEqualTo("LOCKED");
@@ -149,7 +149,7 @@ class StoreHeaderRepairTest {
   @Test
   void aConnectionThatTakesTheFileOverRepairsItsHeaderUnderH2sLock() throws Exception {
     Path base = copyOfTheKilledFile("takeover");
-    Path data = H2Database.dataFile(base);
+    Path data = H2File.dataFileOf(base);
     H2File.openedHere(data, null); // as a client of the killed process, this JVM "has it open"
     try {
       assertThat(FileCheck.verifyBeforeOpen(data, null, true)).as("skipped: in use").isTrue();
@@ -190,9 +190,9 @@ class StoreHeaderRepairTest {
         ResultSet rs = c.createStatement().executeQuery("SELECT 1")) {
       assertThat(rs.next()).as("a new file opens").isTrue();
     }
-    assertThat(H2Database.dataFile(dir.resolve("absent"))).exists();
+    assertThat(H2File.dataFileOf(dir.resolve("absent"))).exists();
     Path base = copyOfTheKilledFile("replaced");
-    Path data = H2Database.dataFile(base);
+    Path data = H2File.dataFileOf(base);
     for (int open = 0; open < 2; open++) {
       RetryingOpenDataSource pool = new RetryingOpenDataSource(recoveringUrl(base), null, true,
           H2Database.OPEN_RACE_RETRY);
@@ -231,10 +231,10 @@ class StoreHeaderRepairTest {
   @Test
   void aHeaderWhoseChainBreaksAfterAPredictedChunkIsRepairedToo() throws Exception {
     Path base = copyOfTheKilledFile("predicted-then-broken");
-    Path data = H2Database.dataFile(base);
+    Path data = H2File.dataFileOf(base);
     nameInHeader(data, "1539", "35", "1539");
     Path plain = dir.resolve("predicted-then-broken-plain");
-    Files.copy(data, H2Database.dataFile(plain));
+    Files.copy(data, H2File.dataFileOf(plain));
     try (Connection c = DriverManager.getConnection("jdbc:h2:file:" + plain + ";IFEXISTS=TRUE",
         "sa", "");
         ResultSet rs = c.createStatement().executeQuery(ROWS_AND_LAST_ACCEPT)) {
@@ -290,12 +290,12 @@ class StoreHeaderRepairTest {
   @Test
   void aFileWhoseHeaderChunkANewerOneOverwroteIsRefusedAndLeftUntouched() throws Exception {
     Path base = dir.resolve("overwritten");
-    copyResource("header-overwritten-after-kill.mv.db", H2Database.dataFile(base));
-    byte[] before = Files.readAllBytes(H2Database.dataFile(base));
+    copyResource("header-overwritten-after-kill.mv.db", H2File.dataFileOf(base));
+    byte[] before = Files.readAllBytes(H2File.dataFileOf(base));
     assertThatThrownBy(() -> H2Database.builder().file(base).multiProcess(false).build())
         .isInstanceOf(OutboxStorageException.class)
         .hasMessageContaining("H2 can read only version 3105 of it, older than version 3107");
-    assertThat(Files.readAllBytes(H2Database.dataFile(base))).isEqualTo(before);
+    assertThat(Files.readAllBytes(H2File.dataFileOf(base))).isEqualTo(before);
   }
 
   private String lockSeenByAnotherProcess(Path data) throws Exception {
@@ -307,7 +307,7 @@ class StoreHeaderRepairTest {
 
   private Path copyOfTheKilledFile(String name) throws Exception {
     Path base = dir.resolve(name);
-    copyResource("header-behind-after-kill.mv.db", H2Database.dataFile(base));
+    copyResource("header-behind-after-kill.mv.db", H2File.dataFileOf(base));
     return base;
   }
 
