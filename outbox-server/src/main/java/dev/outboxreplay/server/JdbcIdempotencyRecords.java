@@ -86,22 +86,23 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
   /**
    * What differs between the engines: the check after each commit (H2's of the commit's
    * outcome), how a failed statement becomes a retryable or fatal storage exception, and the
-   * row a claim inserts (its nine parameters in the order of {@link #CLAIM_COLUMNS}).
+   * statement that inserts a claim's started record (nine parameters: tenant, key, operation,
+   * payload hash, created, updated, expires, owner, lease end).
    */
   private record Engine(AfterCommit afterCommit,
       BiFunction<String, SQLException, OutboxStorageException> onStatement,
-      String claimRow) {}
+      String insertClaim) {}
 
-  /** The columns a claim's insert sets. */
-  private static final String CLAIM_COLUMNS = "(tenant, idempotency_key, operation, "
-      + "payload_hash, status, created_at, updated_at, expires_at, owner, fence, "
-      + "lease_expires_at)";
+  private static final String INSERT_CLAIM = "INSERT INTO server_idempotency (tenant, "
+      + "idempotency_key, operation, payload_hash, status, created_at, updated_at, expires_at, "
+      + "owner, fence, lease_expires_at) ";
 
-  /** H2's claim row: the values as they are. */
-  private static final String CLAIM_VALUES = "VALUES (?, ?, ?, ?, 'started', ?, ?, ?, ?, 1, ?)";
+  /** H2's claim: the values as they are. */
+  private static final String H2_INSERT_CLAIM =
+      INSERT_CLAIM + "VALUES (?, ?, ?, ?, 'started', ?, ?, ?, ?, 1, ?)";
 
   /**
-   * PostgreSQL's claim row: the same values, selected from a one-row subquery that turns
+   * PostgreSQL's claim: the same values, selected from a one-row subquery that turns
    * {@code synchronous_commit} off for the claim's own transaction only, so that the claim's
    * commit returns without waiting for its WAL to reach the disk. Nothing is lost by it: the
    * effect's transaction, which commits after the claim, waits for its own flush and so for the
@@ -110,8 +111,8 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
    * key again. With the server's default ({@code synchronous_commit=on}) a first request waits
    * for one flush instead of two.
    */
-  private static final String CLAIM_COMMIT_NOT_FLUSHED =
-      "SELECT ?, ?, ?, ?, 'started', ?, ?, ?, ?, 1, ? "
+  private static final String POSTGRES_INSERT_CLAIM =
+      INSERT_CLAIM + "SELECT ?, ?, ?, ?, 'started', ?, ?, ?, ?, 1, ? "
           + "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS claim_commit";
 
   @FunctionalInterface
@@ -139,7 +140,7 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
   public static JdbcIdempotencyRecords onH2(H2Database database, String node, Duration lease) {
     database.migrate(COMPONENT, H2_MIGRATIONS);
     return new JdbcIdempotencyRecords(database.dataSource(),
-        new Engine(database::afterCommit, database::onStatement, CLAIM_VALUES), node,
+        new Engine(database::afterCommit, database::onStatement, H2_INSERT_CLAIM), node,
         lease);
   }
 
@@ -154,7 +155,7 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
     PostgresMigrations.migrate(dataSource, COMPONENT, POSTGRES_MIGRATIONS);
     return new JdbcIdempotencyRecords(dataSource,
         new Engine(c -> { }, JdbcIdempotencyRecords::onPostgresStatement,
-            CLAIM_COMMIT_NOT_FLUSHED), node, lease);
+            POSTGRES_INSERT_CLAIM), node, lease);
   }
 
   private static String requireNode(String node) {
@@ -215,8 +216,7 @@ public final class JdbcIdempotencyRecords implements IdempotencyRecordStore<Conn
 
   private boolean insertStarted(Connection c, String tenant, String key, String operation,
       byte[] hash, Instant now, Instant expiresAt) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("INSERT INTO server_idempotency "
-        + CLAIM_COLUMNS + " " + engine.claimRow())) {
+    try (PreparedStatement ps = c.prepareStatement(engine.insertClaim())) {
       ps.setString(1, tenant);
       ps.setString(2, key);
       ps.setString(3, operation);
