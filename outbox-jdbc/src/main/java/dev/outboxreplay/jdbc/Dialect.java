@@ -73,6 +73,16 @@ public interface Dialect {
   boolean isUniqueViolation(SQLException e);
 
   /**
+   * True when a statement that fails is undone on its own and leaves its transaction open and as
+   * it was before the statement (H2, SQLite). A single-statement write then needs no savepoint of
+   * its own to fail without undoing the caller's earlier work. False, the safe answer, for an
+   * engine that aborts the whole transaction on a failed statement (PostgreSQL).
+   */
+  default boolean failedStatementLeavesTransactionIntact() {
+    return false;
+  }
+
+  /**
    * True when a batched insert's {@code getGeneratedKeys} returns every row's key; false makes
    * the store insert row by row with {@code RETURNING seq}.
    */

@@ -191,6 +191,26 @@ public abstract class OutboxStoreContract<T> {
   }
 
   @Test
+  void aRefusedAcceptInTheCallersTransactionLeavesTheCallersOtherWritesInIt() {
+    OutboxRecord stored = accept("note-1", 1);
+    T tx = beginTransaction(store);
+    OutboxRecord before = outbox.accept(tx, OutboxCommand.of("note.put", "note-2",
+        Map.of("n", 2)));
+    assertThatThrownBy(() -> outbox.accept(tx, OutboxCommand.of("note.put", "note-1",
+        Map.of("n", 99)).withCommandId(stored.commandId())))
+        .isInstanceOf(IdempotencyConflictException.class);
+    assertThat(outbox.accept(tx, OutboxCommand.of("note.put", "note-1", Map.of("n", 1))
+        .withCommandId(stored.commandId()))).isEqualTo(stored);
+    OutboxRecord after = outbox.accept(tx, OutboxCommand.of("note.put", "note-3",
+        Map.of("n", 3)));
+    commit(tx);
+    assertThat(store.find(before.commandId())).contains(before);
+    assertThat(store.find(after.commandId())).contains(after);
+    assertThat(store.find(stored.commandId())).contains(stored);
+    assertThat(total()).isEqualTo(3);
+  }
+
+  @Test
   void rowsSurviveClosingAndReopeningTheStore() {
     OutboxRecord accepted = accept("note-1", 1);
     closeStore(store);

@@ -41,6 +41,12 @@ public final class H2Dialect implements Dialect {
     return "h2";
   }
 
+  /** A failed statement is rolled back on its own; the transaction goes on. */
+  @Override
+  public boolean failedStatementLeavesTransactionIntact() {
+    return true;
+  }
+
   @Override
   public List<Migration> outboxMigrations() {
     return OutboxSchema.MIGRATIONS;

@@ -6,7 +6,6 @@ import java.sql.Connection;
 import java.sql.PreparedStatement;
 import java.sql.ResultSet;
 import java.sql.SQLException;
-import java.sql.Statement;
 import java.util.List;
 import java.util.UUID;
 import javax.sql.DataSource;
@@ -32,6 +31,12 @@ public final class SqliteDialect implements Dialect {
     return "sqlite";
   }
 
+  /** A failed statement is rolled back on its own; the transaction goes on. */
+  @Override
+  public boolean failedStatementLeavesTransactionIntact() {
+    return true;
+  }
+
   @Override
   public List<Migration> outboxMigrations() {
     return SqliteSchema.OUTBOX;
@@ -54,15 +59,17 @@ public final class SqliteDialect implements Dialect {
 
   @Override
   public void advanceFencingToken(Connection transaction) throws SQLException {
-    try (Statement s = transaction.createStatement()) {
-      s.executeUpdate("UPDATE outbox_fencing SET value = value + 1 WHERE id = 1");
+    try (PreparedStatement s =
+        transaction.prepareStatement("UPDATE outbox_fencing SET value = value + 1 WHERE id = 1")) {
+      s.executeUpdate();
     }
   }
 
   @Override
   public void beginWrite(Connection transaction) throws SQLException {
-    try (Statement s = transaction.createStatement()) {
-      s.executeUpdate(TAKE_WRITE_LOCK);
+    // prepared, not a plain statement: the pool's connections keep it compiled
+    try (PreparedStatement s = transaction.prepareStatement(TAKE_WRITE_LOCK)) {
+      s.executeUpdate();
     }
   }
 
