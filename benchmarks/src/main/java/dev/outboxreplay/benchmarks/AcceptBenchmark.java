@@ -2,24 +2,18 @@ package dev.outboxreplay.benchmarks;
 
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
-import dev.outboxreplay.Payload;
 import dev.outboxreplay.jdbc.Durability;
-import dev.outboxreplay.internal.CommandIdGenerator;
-import java.time.Clock;
-import java.util.SplittableRandom;
 import dev.outboxreplay.jdbc.JdbcDatabase;
 import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.SQLException;
 import java.sql.Statement;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
-import java.util.UUID;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -32,20 +26,13 @@ import java.util.concurrent.atomic.AtomicInteger;
  * of {@code rounds} rounds, each on a fresh database file.
  */
 final class AcceptBenchmark {
-  private static final String RAW_INSERT = "INSERT INTO outbox_command (command_id, "
-      + "idempotency_key, operation, entity_key, payload, payload_hash, status, attempt, "
-      + "next_attempt_at, fencing_token, session_version, created_at, updated_at, schema_version) "
-      + "VALUES (?, ?, 'note.put', ?, ?, ?, 'queued', 0, ?, 0, 0, ?, ?, 1)";
-
   private final int operations;
   private final int threads;
   private final int rounds;
   private final Durability durability;
   private final BenchEngine engine;
   private final AtomicInteger counter = new AtomicInteger();
-  /** The raw loop uses the same time-ordered ids as accept, so both append to the key index. */
-  private final CommandIdGenerator ids =
-      new CommandIdGenerator(Clock.systemUTC(), new SplittableRandom());
+  private final RawOutboxRow rawRow = new RawOutboxRow();
 
   AcceptBenchmark(int operations, int threads, int rounds, Durability durability) {
     this(operations, threads, rounds, durability, BenchEngine.H2);
@@ -152,22 +139,8 @@ final class AcceptBenchmark {
   /** The same row shape accept writes, with the payload already canonical: pure JDBC cost. */
   private void rawInsert(JdbcDatabase db, Connection c, int n, boolean commit)
       throws SQLException {
-    byte[] bytes = ("{\"body\":\"" + "lorem ipsum ".repeat(8) + "\",\"n\":" + n
-        + ",\"title\":\"note " + n + "\"}").getBytes(StandardCharsets.UTF_8);
-    Payload payload = Payload.ofCanonicalBytes(bytes);
-    UUID id = ids.next().value();
-    long now = System.currentTimeMillis();
-    try (PreparedStatement ps = c.prepareStatement(RAW_INSERT)) {
-      db.dialect().setId(ps, 1, id);
-      ps.setString(2, "note.put:note-" + (n % 100) + ":" + id);
-      ps.setString(3, "note-" + (n % 100));
-      ps.setBytes(4, bytes);
-      ps.setBytes(5, payload.sha256());
-      ps.setLong(6, now);
-      ps.setLong(7, now);
-      ps.setLong(8, now);
-      ps.executeUpdate();
-    }
+    rawRow.insert(db, c, "note-" + (n % 100), ("{\"body\":\"" + "lorem ipsum ".repeat(8)
+        + "\",\"n\":" + n + ",\"title\":\"note " + n + "\"}").getBytes(StandardCharsets.UTF_8));
     if (!commit) {
       return;
     }

@@ -33,6 +33,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.Function;
 import okhttp3.HttpUrl;
 import okhttp3.OkHttpClient;
 import okhttp3.Response;
@@ -52,6 +53,11 @@ import okhttp3.Response;
  *       concurrency, against gruelbox's {@code flush()} handing due entries to an executor of as
  *       many threads, each entry an OkHttp POST of the same body with its key.
  * </ul>
+ *
+ * <p>Each round also measures the least accept ({@link RawOutboxRow}): the row this library's
+ * accept writes, inserted by plain JDBC in the same application transaction, from 1 and from
+ * {@code threads} threads. Its ratio to gruelbox bounds what any accept that writes this row can
+ * reach against gruelbox.
  *
  * Gruelbox's own submission right after each commit is held back while accepting (its submitter
  * drops the entry, which stays due in the table), so that its accept is measured alone, as this
@@ -91,6 +97,8 @@ final class GruelboxBenchmark {
       double[][] delivery = new double[2][rounds];
       double[][] singleCpu = new double[2][rounds];
       double[][] deliveryCpu = new double[2][rounds];
+      double[] leastSingle = new double[rounds];
+      double[] leastMany = new double[rounds];
       for (int r = 0; r < rounds; r++) {
         Side[] order = r % 2 == 0 ? new Side[] {Side.OURS, Side.GRUELBOX}
             : new Side[] {Side.GRUELBOX, Side.OURS};
@@ -104,11 +112,16 @@ final class GruelboxBenchmark {
           delivery[i][r] = sent.perSecond();
           deliveryCpu[i][r] = sent.cpuMicros();
         }
+        Measured leastOne = acceptLeast(1, commands);
+        leastSingle[r] = leastOne.perSecond();
+        leastMany[r] = acceptLeast(threads, commands).perSecond();
         System.out.printf("  round %d: accept 1 thread %.0f vs %.0f/s (%.0f vs %.0f us CPU), "
-            + "%d threads %.0f vs %.0f/s, delivery %.0f vs %.0f/s (%.0f vs %.0f us CPU); "
-            + "(this library's figure first)%n", r + 1, single[0][r], single[1][r],
+            + "%d threads %.0f vs %.0f/s, delivery %.0f vs %.0f/s (%.0f vs %.0f us CPU) "
+            + "(this library's figure first); least accept 1 thread %.0f/s (%.0f us CPU), "
+            + "%d threads %.0f/s%n", r + 1, single[0][r], single[1][r],
             singleCpu[0][r], singleCpu[1][r], threads, many[0][r], many[1][r], delivery[0][r],
-            delivery[1][r], deliveryCpu[0][r], deliveryCpu[1][r]);
+            delivery[1][r], deliveryCpu[0][r], deliveryCpu[1][r], leastSingle[r],
+            leastOne.cpuMicros(), threads, leastMany[r]);
       }
       String base = "gruelbox transactionoutbox 4.2.268, same H2 file settings, same round";
       return List.of(
@@ -121,7 +134,11 @@ final class GruelboxBenchmark {
           Figure.atLeast("delivery to the trivial receiver, " + threads + " workers, vs gruelbox",
               base, Figure.ratios(delivery[0], delivery[1]), 1.2),
           Figure.reported("its CPU per delivered command, vs gruelbox", base,
-              Figure.ratios(deliveryCpu[0], deliveryCpu[1])));
+              Figure.ratios(deliveryCpu[0], deliveryCpu[1])),
+          Figure.reported("least accept (the same row by plain JDBC), 1 thread, vs gruelbox",
+              base, Figure.ratios(leastSingle, single[1])),
+          Figure.reported("least accept (the same row by plain JDBC), " + threads + " threads, "
+              + "vs gruelbox", base, Figure.ratios(leastMany, many[1])));
     }
   }
 
@@ -136,11 +153,30 @@ final class GruelboxBenchmark {
 
   /** Accepts {@code count} commands from {@code threadCount} threads on a fresh file. */
   private Measured accept(Side side, int threadCount, int count) throws Exception {
+    return accept(db -> side == Side.OURS ? ours(db) : gruelbox(db, null, null), threadCount,
+        count);
+  }
+
+  /** {@link RawOutboxRow}'s inserts in the application's transaction, on a fresh file. */
+  private Measured acceptLeast(int threadCount, int count) throws Exception {
+    RawOutboxRow row = new RawOutboxRow();
+    return accept(db -> {
+      H2OutboxStore.create(db); // the library's tables and indexes
+      return n -> db.inTransaction(tx -> {
+        row.insert(db, tx, entity(n), ("{\"body\":\"" + "lorem ipsum ".repeat(8) + "\",\"id\":\""
+            + entity(n) + "\",\"n\":" + n + "}").getBytes(StandardCharsets.UTF_8));
+        return null;
+      });
+    }, threadCount, count);
+  }
+
+  private Measured accept(Function<H2Database, Accepting> onFile, int threadCount, int count)
+      throws Exception {
     Path dir = Files.createTempDirectory("gruelbox-bench");
     ExecutorService pool = Executors.newFixedThreadPool(threadCount);
     try (H2Database db = H2Database.builder().file(dir.resolve("outbox"))
         .maxPoolSize(threadCount + 4).build()) {
-      Accepting accepting = side == Side.OURS ? ours(db) : gruelbox(db, null, null);
+      Accepting accepting = onFile.apply(db);
       System.gc();
       long start = System.nanoTime();
       long cpu = BenchSupport.processCpuNanos();
