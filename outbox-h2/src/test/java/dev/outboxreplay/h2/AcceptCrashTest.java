@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.outboxreplay.CommandId;
 import dev.outboxreplay.OutboxRecord;
+import dev.outboxreplay.OutboxStorageException;
 import dev.outboxreplay.Payload;
 import dev.outboxreplay.Status;
 import dev.outboxreplay.h2.internal.H2File;
@@ -108,7 +109,8 @@ class AcceptCrashTest {
           // the child could not open the file the last verification opened and closed: keep it
           // the child's own words first: the CI log may show only this message, not the cause
           throw new AssertionError("seed " + seed + " round " + round + ": " + e.getMessage()
-              + "\n" + keepEvidence(beforeChild, mode + "-" + seed + "-" + round), e);
+              + "\n" + keepEvidence(beforeChild, "before-child-" + mode + "-" + seed + "-" + round,
+                  "the file as the last verification closed it", acked), e);
         }
         child.kill();
         lines.addAll(child.remainingLines(Duration.ofSeconds(30)));
@@ -134,7 +136,14 @@ class AcceptCrashTest {
       if (compactedThisRound) {
         stats.roundsCompacted++;
       }
-      verify(base, acked, seed, round);
+      try {
+        verify(base, acked, seed, round);
+      } catch (OutboxStorageException e) {
+        // the library refused the file the kill left: keep it with what was acknowledged
+        throw new AssertionError("seed " + seed + " round " + round + ": " + e.getMessage()
+            + "\n" + keepEvidence(H2File.dataFileOf(base), "after-kill-" + mode + "-" + seed
+                + "-" + round, "the file the kill left", acked), e);
+      }
     }
     assertThat(tokens).as("seed %d: fencing tokens in the order they were handed out", seed)
         .hasSizeGreaterThan(ROUNDS).isSorted().doesNotHaveDuplicates();
@@ -174,18 +183,27 @@ class AcceptCrashTest {
   }
 
   /**
-   * Copies {@code file} to {@code target/crash-failures/} and describes it for the log (the CI
-   * log may be all there is): both copies of H2's store header and the last lines of H2's own
-   * chunk listing ({@code MVStoreTool.info}).
+   * Copies {@code file} to {@code target/crash-failures/<name>.mv.db}, with the accepts that had
+   * returned in {@code <name>.acked.txt}, and describes it for the log (the CI log may be all
+   * there is): both copies of H2's store header, the last lines of H2's own chunk listing
+   * ({@code MVStoreTool.info}) and how many of the returned accepts plain H2 finds in another
+   * copy, which tells whether the version H2 can read lost any of them.
    */
-  private static String keepEvidence(Path file, String label) {
+  static String keepEvidence(Path file, String name, String what,
+      Map<CommandId, Acked> acked) {
     StringBuilder text = new StringBuilder();
     try {
-      Path kept = Path.of("target", "crash-failures", "before-child-" + label + ".mv.db");
+      Path kept = Path.of("target", "crash-failures", name + ".mv.db");
       Files.createDirectories(kept.getParent());
       Files.copy(file, kept, StandardCopyOption.REPLACE_EXISTING);
-      text.append("the file as the last verification closed it is kept at ")
-          .append(kept.toAbsolutePath()).append('\n');
+      List<String> ids = new ArrayList<>();
+      for (Acked a : acked.values()) {
+        ids.add(a.id() + " round " + a.round() + " n " + a.n());
+      }
+      Files.write(kept.resolveSibling(name + ".acked.txt"), ids);
+      text.append(what).append(" is kept at ").append(kept.toAbsolutePath()).append(", ")
+          .append(acked.size()).append(" returned accepts beside it\n")
+          .append(plainH2Finds(file, acked.keySet())).append('\n');
       byte[] head = new byte[8192];
       try (java.io.InputStream in = Files.newInputStream(file)) {
         int n = in.readNBytes(head, 0, head.length);
@@ -205,6 +223,45 @@ class AcceptCrashTest {
       text.append("(describing it failed: ").append(e).append(')');
     }
     return text.toString();
+  }
+
+  /**
+   * What plain H2 (no library checks or repairs) opens in a copy of {@code file}: its version and
+   * how many of {@code ids} are in it.
+   */
+  private static String plainH2Finds(Path file, java.util.Set<CommandId> ids) {
+    try {
+      Path copyDir = Files.createTempDirectory("crash-evidence");
+      Path copy = copyDir.resolve("copy.mv.db");
+      Files.copy(file, copy);
+      long version;
+      org.h2.mvstore.MVStore store = new org.h2.mvstore.MVStore.Builder()
+          .fileName(copy.toString()).readOnly().open();
+      try {
+        version = store.getCurrentVersion();
+      } finally {
+        store.close();
+      }
+      String url = "jdbc:h2:file:" + copyDir.resolve("copy") + ";IFEXISTS=TRUE";
+      int found = 0;
+      try (Connection c = java.sql.DriverManager.getConnection(url, "sa", "");
+          Statement s = c.createStatement();
+          java.sql.ResultSet rs = s.executeQuery("SELECT command_id FROM outbox_command")) {
+        while (rs.next()) {
+          if (ids.contains(new CommandId(rs.getObject(1, java.util.UUID.class)))) {
+            found++;
+          }
+        }
+      } finally {
+        try (var walk = Files.walk(copyDir)) {
+          walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        }
+      }
+      return "plain H2 reads a copy at version " + version + ", with " + found + " of the "
+          + ids.size() + " returned accepts";
+    } catch (Exception e) {
+      return "plain H2 on a copy: " + e;
+    }
   }
 
   /** The given commands in {@code seq} order. */
