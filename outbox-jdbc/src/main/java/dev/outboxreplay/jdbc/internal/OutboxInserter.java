@@ -72,12 +72,12 @@ public final class OutboxInserter
   public List<OutboxRecord> insert(Connection c, List<PreparedCommand> batch) throws SQLException {
     // One row is one statement: where a failed statement undoes itself, it needs no savepoint
     // (on SQLite a savepoint is a statement compiled each time: 5-13 us of an accept's ~80).
-    boolean alone = batch.size() == 1 && dialect.failedStatementLeavesTransactionIntact();
-    Savepoint start = alone ? null : c.setSavepoint();
+    Savepoint start = batch.size() == 1 && dialect.failedStatementLeavesTransactionIntact()
+        ? null : c.setSavepoint();
     try {
       return insertNew(c, batch);
     } catch (SQLException | RuntimeException e) {
-      if (!undo(e, c, start, alone)
+      if (!undo(e, c, start)
           || !(e instanceof SQLException sql) || !dialect.isUniqueViolation(sql)) {
         throw e;
       }
@@ -89,17 +89,17 @@ public final class OutboxInserter
       }
       return result;
     } catch (SQLException | RuntimeException e) {
-      undo(e, c, start, alone);
+      undo(e, c, start);
       throw e;
     }
   }
 
   /**
-   * Undoes what a failed {@link #insert} wrote: nothing for a row {@code alone}, whose one
-   * statement undid itself; else back to {@code start}. False when the connection broke.
+   * Undoes what a failed {@link #insert} wrote: back to {@code start}, or nothing when there is
+   * none (a single row, whose one statement undid itself). False when the connection broke.
    */
-  private static boolean undo(Exception e, Connection c, Savepoint start, boolean alone) {
-    return alone || Rollback.after(e, c, start);
+  private static boolean undo(Exception e, Connection c, Savepoint start) {
+    return start == null || Rollback.after(e, c, start);
   }
 
   private OutboxRecord insertOrResolve(Connection c, PreparedCommand command) throws SQLException {
