@@ -146,9 +146,10 @@ final class GruelboxBenchmark {
     return "note-" + (n % 100);
   }
 
+  /** The command's JSON, its keys already in canonical (RFC 8785) order. */
   private static String body(int n) {
-    return "{\"id\":\"" + entity(n) + "\",\"body\":\"" + "lorem ipsum ".repeat(8) + "\",\"n\":" + n
-        + "}";
+    return "{\"body\":\"" + "lorem ipsum ".repeat(8) + "\",\"id\":\"" + entity(n)
+        + "\",\"n\":" + n + "}";
   }
 
   /** Accepts {@code count} commands from {@code threadCount} threads on a fresh file. */
@@ -163,8 +164,7 @@ final class GruelboxBenchmark {
     return accept(db -> {
       H2OutboxStore.create(db); // the library's tables and indexes
       return n -> db.inTransaction(tx -> {
-        row.insert(db, tx, entity(n), ("{\"body\":\"" + "lorem ipsum ".repeat(8) + "\",\"id\":\""
-            + entity(n) + "\",\"n\":" + n + "}").getBytes(StandardCharsets.UTF_8));
+        row.insert(db, tx, entity(n), body(n).getBytes(StandardCharsets.UTF_8));
         return null;
       });
     }, threadCount, count);

@@ -1,7 +1,6 @@
 package dev.outboxreplay.benchmarks;
 
 import com.zaxxer.hikari.HikariDataSource;
-import dev.outboxreplay.server.HandlerResponse;
 import dev.outboxreplay.server.IdempotencyHandler;
 import dev.outboxreplay.server.IdempotentServer;
 import dev.outboxreplay.server.JdbcIdempotencyRecords;
@@ -14,9 +13,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.sql.Connection;
-import java.sql.PreparedStatement;
 import java.sql.ResultSet;
-import java.sql.SQLException;
 import java.sql.Statement;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -39,7 +36,7 @@ import org.eclipse.jetty.server.ServerConnector;
  * commit plus the effect-and-answer commit), repeats (the stored answer), and two nodes in this
  * JVM, each with its own pool, taking alternate first requests. {@link IdempotentServer}, the
  * ready-made process with its own front (a bounded worker pool, read deadlines, connection
- * limits), is measured beside them, and so are three least guards ({@link #leastGuardServer}):
+ * limits), is measured beside them, and so are three least guards ({@link LeastGuard}):
  * the bare handler plus only the writes a guard cannot do without, which bound what any guard
  * of that shape reaches. Same OkHttp client, same concurrency, same PostgreSQL
  * (started on loopback for the run); a first round warms the JIT and is not counted; the bare
@@ -82,7 +79,7 @@ final class PostgresReceiverBenchmark {
    * growth, autovacuum) weighs on the baseline as on the guard.
    */
   private record Round(Measured bare, Measured first, Measured repeat, Measured twoNodes,
-      Measured serverFirst, Measured serverRepeat, Map<Least, Measured> least,
+      Measured serverFirst, Measured serverRepeat, Map<LeastGuard, Measured> least,
       Measured bareAfter) {
     double baseline() {
       return (bare.rate() + bareAfter.rate()) / 2;
@@ -150,7 +147,7 @@ final class PostgresReceiverBenchmark {
         Figure.reported("IdempotentServer on PostgreSQL, repeats" + mode,
             "bare handler, same row",
             Figure.ratios(serverRepeat, bare))));
-    for (Least shape : Least.values()) {
+    for (LeastGuard shape : LeastGuard.values()) {
       double[] least = rates(measured, r -> r.least().get(shape));
       System.out.printf("least guard, %-28s: %7.0f req/s, ratio %.2f%n", shape.title,
           BenchSupport.median(least), BenchSupport.median(least) / b);
@@ -203,8 +200,8 @@ final class PostgresReceiverBenchmark {
         serverRepeat = load(client, n -> url, n -> "server-" + (base + n), requests,
             serverPid, pool1);
       }
-      Map<Least, Measured> least = new EnumMap<>(Least.class);
-      for (Least shape : Least.values()) {
+      Map<LeastGuard, Measured> least = new EnumMap<>(LeastGuard.class);
+      for (LeastGuard shape : LeastGuard.values()) {
         least.put(shape, least(client, pool1, notes, shape,
             "least-" + shape.ordinal() + "-" + base + "-", serverPid));
       }
@@ -229,10 +226,10 @@ final class PostgresReceiverBenchmark {
     }
   }
 
-  /** {@link #leastGuardServer}'s rate on a server of its own, with keys {@code prefix} + n. */
+  /** {@code shape}'s rate on a server of its own, with keys {@code prefix} + n. */
   private Measured least(OkHttpClient client, HikariDataSource pool, NotesApplication notes,
-      Least shape, String prefix, long serverPid) throws Exception {
-    Server plain = leastGuardServer(pool, notes, shape);
+      LeastGuard shape, String prefix, long serverPid) throws Exception {
+    Server plain = shape.start(pool, notes);
     try {
       String url = urlOf(plain);
       return load(client, n -> url, n -> prefix + n, requests, serverPid, pool);
@@ -342,135 +339,5 @@ final class PostgresReceiverBenchmark {
             request.getHeaders().get("Idempotency-Key"), null, null, body)).body();
       }
     });
-  }
-
-  /**
-   * The shapes of a least guard ({@link #leastGuardServer}): the fewest statements a guard of
-   * each kind runs for a first request, around the application's handler.
-   */
-  private enum Least {
-    /**
-     * The guard's shape: the claim's started record inserted and committed on its own (without
-     * waiting for its flush, as the guard's claim), then the effect and the answer's update in
-     * one transaction.
-     */
-    CLAIM_COMMITTED("claim committed alone"),
-    /**
-     * The claim's insert, the effect and the answer's update in one transaction: a concurrent
-     * repeat waits on the uncommitted claim instead of seeing it.
-     */
-    ONE_TRANSACTION("one transaction"),
-    /**
-     * No claim row: a transaction-scoped advisory lock on the key and a look for its record in
-     * one statement, then the effect, then the record inserted with its answer.
-     */
-    LOCK_THEN_RECORD("lock, then record");
-
-    final String title;
-
-    Least(String title) {
-      this.title = title;
-    }
-  }
-
-  private static final String LEAST_COLUMNS = "INSERT INTO server_idempotency (tenant, "
-      + "idempotency_key, operation, payload_hash, status, created_at, updated_at, expires_at, "
-      + "owner, fence, lease_expires_at";
-  /** A claim's started record, as the guard's claim writes it (nine values). */
-  private static final String LEAST_CLAIM = LEAST_COLUMNS + ") ";
-  private static final String LEAST_ANSWER = "UPDATE server_idempotency SET "
-      + "status = 'committed', response_status = ?, response_content_type = ?, "
-      + "response_body = ?, updated_at = ? WHERE tenant = ? AND idempotency_key = ? "
-      + "AND status = 'started' AND fence = 1";
-  private static final String LEAST_LOCK = "SELECT pg_advisory_xact_lock(hashtextextended(?, 0)), "
-      + "EXISTS (SELECT 1 FROM server_idempotency WHERE tenant = ? AND idempotency_key = ?)";
-  private static final String LEAST_RECORD = LEAST_COLUMNS + ", response_status, "
-      + "response_content_type, response_body) "
-      + "VALUES (?, ?, ?, ?, 'committed', ?, ?, ?, ?, 1, ?, ?, ?, ?)";
-
-  /**
-   * The least a guard of {@code shape} can do for a first request, on the bare handler's server:
-   * only the statements its shape needs before and after the handler, and nothing else (no hash,
-   * no protocol, no check of what the claim found: every key is new). No guard that holds its key
-   * before its handler runs does less than the cheapest of them (one that held nothing would run
-   * the handler for every repeat), so their ratios bound the guard's.
-   */
-  private static Server leastGuardServer(HikariDataSource pool, NotesApplication notes,
-      Least shape) throws Exception {
-    OperationHandler handler = notes.handler();
-    byte[] hash = new byte[32];
-    String claim = LEAST_CLAIM + (shape == Least.CLAIM_COMMITTED
-        ? "SELECT ?, ?, ?, ?, 'started', ?, ?, ?, ?, 1, ? "
-            + "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS claim_commit"
-        : "VALUES (?, ?, ?, ?, 'started', ?, ?, ?, ?, 1, ?)");
-    return ServerBenchmark.bareServer((request, body) -> {
-      String key = request.getHeaders().get("Idempotency-Key");
-      long now = System.currentTimeMillis();
-      try (Connection c = pool.getConnection()) {
-        c.setAutoCommit(shape == Least.CLAIM_COMMITTED);
-        if (shape == Least.LOCK_THEN_RECORD) {
-          try (PreparedStatement ps = c.prepareStatement(LEAST_LOCK)) {
-            ps.setString(1, key);
-            ps.setString(2, "default");
-            ps.setString(3, key);
-            try (ResultSet rs = ps.executeQuery()) {
-              if (!rs.next() || rs.getBoolean(2)) {
-                throw new IllegalStateException("a record already exists for " + key);
-              }
-            }
-          }
-        } else {
-          try (PreparedStatement ps = c.prepareStatement(claim)) {
-            bindRecord(ps, key, hash, now);
-            ps.executeUpdate();
-          }
-        }
-        c.setAutoCommit(false);
-        try {
-          HandlerResponse answer = handler.handle(c, new ServerRequest("default",
-              NotesApplication.OPERATION, key, null, null, body));
-          if (shape == Least.LOCK_THEN_RECORD) {
-            try (PreparedStatement ps = c.prepareStatement(LEAST_RECORD)) {
-              bindRecord(ps, key, hash, now);
-              ps.setInt(10, answer.status());
-              ps.setString(11, answer.contentType());
-              ps.setBytes(12, answer.body());
-              ps.executeUpdate();
-            }
-          } else {
-            try (PreparedStatement ps = c.prepareStatement(LEAST_ANSWER)) {
-              ps.setInt(1, answer.status());
-              ps.setString(2, answer.contentType());
-              ps.setBytes(3, answer.body());
-              ps.setLong(4, now);
-              ps.setString(5, "default");
-              ps.setString(6, key);
-              if (ps.executeUpdate() != 1) {
-                throw new IllegalStateException("no started record for " + key);
-              }
-            }
-          }
-          c.commit();
-          return answer.body();
-        } catch (Exception e) {
-          c.rollback();
-          throw e;
-        }
-      }
-    });
-  }
-
-  /** The first nine values of a record (tenant to lease end). */
-  private static void bindRecord(PreparedStatement ps, String key, byte[] hash, long now)
-      throws SQLException {
-    ps.setString(1, "default");
-    ps.setString(2, key);
-    ps.setString(3, NotesApplication.OPERATION);
-    ps.setBytes(4, hash);
-    ps.setLong(5, now);
-    ps.setLong(6, now);
-    ps.setLong(7, now + 86_400_000L);
-    ps.setString(8, "least");
-    ps.setLong(9, now + 30_000L);
   }
 }
