@@ -33,11 +33,6 @@ enum LeastGuard {
           + "FROM (SELECT set_config('synchronous_commit', 'off', true)) AS claim_commit", key,
           now);
     }
-
-    @Override
-    void after(Connection c, String key, long now, HandlerResponse answer) throws SQLException {
-      updateAnswer(c, key, now, answer);
-    }
   },
   /**
    * The claim's insert, the effect and the answer's update in one transaction: a concurrent
@@ -48,11 +43,6 @@ enum LeastGuard {
     void before(Connection c, String key, long now) throws SQLException {
       c.setAutoCommit(false);
       insert(c, CLAIM + "VALUES (?, ?, ?, ?, 'started', ?, ?, ?, ?, 1, ?)", key, now);
-    }
-
-    @Override
-    void after(Connection c, String key, long now, HandlerResponse answer) throws SQLException {
-      updateAnswer(c, key, now, answer);
     }
   },
   /**
@@ -108,9 +98,13 @@ enum LeastGuard {
   /** What the shape runs before the handler; leaves {@code c} in the effect's transaction. */
   abstract void before(Connection c, String key, long now) throws SQLException;
 
-  /** What the shape runs after the handler, in the effect's transaction; the caller commits. */
-  abstract void after(Connection c, String key, long now, HandlerResponse answer)
-      throws SQLException;
+  /**
+   * What the shape runs after the handler, in the effect's transaction; the caller commits. Both
+   * claim shapes update their started record to the answer.
+   */
+  void after(Connection c, String key, long now, HandlerResponse answer) throws SQLException {
+    updateAnswer(c, key, now, answer);
+  }
 
   /** A started Jetty server on loopback, the bare handler's, that answers as this shape does. */
   Server start(HikariDataSource pool, NotesApplication notes) throws Exception {
