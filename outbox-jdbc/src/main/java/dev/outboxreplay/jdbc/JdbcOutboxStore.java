@@ -27,7 +27,6 @@ import java.sql.Connection;
 import java.sql.SQLException;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.NoSuchElementException;
@@ -275,12 +274,7 @@ public class JdbcOutboxStore implements OutboxStore<Connection> {
       Instant leaseExpiresAt, Instant now) {
     try {
       requireOpenTransaction(transaction);
-      List<OutboxRecord> sending = new ArrayList<>(claimed.size());
-      for (OutboxRecord r : claimed) {
-        sql.markSendingIfHeld(transaction, r.commandId(), r.fencingToken(), leaseExpiresAt, now)
-            .ifPresent(sending::add);
-      }
-      return sending;
+      return sql.markSendingIfHeld(transaction, claimed, leaseExpiresAt, now);
     } catch (SQLException e) {
       throw database.onStatement("mark sending in caller transaction", e);
     }

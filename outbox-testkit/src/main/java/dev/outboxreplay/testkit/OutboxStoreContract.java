@@ -531,6 +531,7 @@ public abstract class OutboxStoreContract<T> {
     rollback(rolledBack);
     assertThat(store.find(b.commandId()).orElseThrow().status()).isEqualTo(Status.CLAIMED);
 
+    clock.advance(Duration.ofMillis(1500)); // marked later than claimed: both times move on
     T committed = beginTransaction(store);
     List<OutboxRecord> sending = store.markSending(committed, mine, now().plus(LEASE), now());
     commit(committed);
@@ -538,8 +539,13 @@ public abstract class OutboxStoreContract<T> {
       assertThat(r.commandId()).isEqualTo(b.commandId());
       assertThat(r.status()).isEqualTo(Status.SENDING);
       assertThat(r.leaseExpiresAt()).isEqualTo(now().plus(LEASE));
+      // what the caller gets back is the row as stored, column for column
+      assertThat(r).usingRecursiveComparison().isEqualTo(store.find(b.commandId()).orElseThrow());
     });
-    assertThat(store.find(b.commandId()).orElseThrow().status()).isEqualTo(Status.SENDING);
+    assertThat(store.auditTrail(b.commandId())).extracting(OutboxStore.AuditEntry::to)
+        .containsExactly(Status.CLAIMED, Status.SENDING);
+    assertThat(store.auditTrail(a.commandId())).extracting(OutboxStore.AuditEntry::to)
+        .as("the lost claim is not marked").doesNotContain(Status.SENDING);
     OutboxRecord lost = store.find(a.commandId()).orElseThrow();
     assertThat(lost.status()).isEqualTo(Status.CLAIMED);
     assertThat(lost.claimOwner()).isEqualTo("other");
@@ -573,6 +579,13 @@ public abstract class OutboxStoreContract<T> {
     assertThat(sending).extracting(OutboxRecord::commandId).containsExactly(a1.commandId());
     assertThat(store.auditTrail(a1.commandId())).extracting(OutboxStore.AuditEntry::to)
         .containsExactly(Status.CLAIMED, Status.SENDING);
+    assertThat(store.auditTrail(b1.commandId())).singleElement().satisfies(entry -> {
+      assertThat(entry.from()).isEqualTo(Status.QUEUED);
+      assertThat(entry.to()).isEqualTo(Status.CLAIMED);
+      assertThat(entry.fencingToken()).isEqualTo(claimed.get(1).fencingToken());
+    });
+    assertThat(sending.get(0)).usingRecursiveComparison()
+        .isEqualTo(store.find(a1.commandId()).orElseThrow());
     assertThat(store.find(b1.commandId()).orElseThrow().status()).isEqualTo(Status.CLAIMED);
     assertThat(store.claim("other", LEASE, 10, now())).as("A's second waits behind its first")
         .isEmpty();

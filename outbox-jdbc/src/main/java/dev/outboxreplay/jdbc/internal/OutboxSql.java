@@ -55,6 +55,9 @@ public final class OutboxSql {
       + "FROM outbox_command p WHERE p.entity_key = outbox_command.entity_key "
       + "AND p.terminal = FALSE AND p.seq < outbox_command.seq)";
   private static final String SELECT = "SELECT " + OutboxTables.COLUMNS + " FROM ";
+  /** Claimed to sending, under the claim's fence; sets the lease end and the update time. */
+  private static final String MARK_SENDING = "UPDATE outbox_command SET status = 'sending', "
+      + "lease_expires_at = ?, updated_at = ?" + WHERE_FENCE;
 
   private final OutboxRows rows;
   private final Dialect dialect;
@@ -81,8 +84,7 @@ public final class OutboxSql {
     this.claim = returning("UPDATE outbox_command SET status = 'claimed', claimed_from = ?, "
         + "claim_owner = ?, fencing_token = " + dialect.nextFencingToken()
         + ", lease_expires_at = ?, updated_at = ?" + WHERE_FENCE);
-    this.markSending = returning("UPDATE outbox_command SET status = 'sending', "
-        + "lease_expires_at = ?, updated_at = ?" + WHERE_FENCE);
+    this.markSending = returning(MARK_SENDING);
     this.complete = returning("UPDATE outbox_command SET "
         + "status = ?, attempt = attempt + ?, next_attempt_at = COALESCE(?, next_attempt_at), "
         + "first_sent_at = CASE WHEN ? THEN COALESCE(first_sent_at, ?) ELSE first_sent_at END, "
@@ -130,6 +132,7 @@ public final class OutboxSql {
   public List<OutboxRecord> claim(Connection c, String owner, Instant leaseExpiresAt, int limit,
       Instant now) throws SQLException {
     List<OutboxRecord> claimed = new ArrayList<>();
+    List<AuditEntry> audits = new ArrayList<>();
     boolean metBacklog = false;
     while (true) {
       // Once rows behind a head turn up, read a few hundred at a time: a backlog met for the
@@ -146,11 +149,13 @@ public final class OutboxSql {
             notHead.executeUpdate();
             cleared++;
           } else if (claimed.size() < limit) {
-            claimOne(c, claim, candidate, owner, leaseExpiresAt, now).ifPresent(claimed::add);
+            claimOne(c, claim, candidate, owner, leaseExpiresAt, now, audits)
+                .ifPresent(claimed::add);
           }
         }
       }
       if (claimed.size() == limit || cleared == 0 || due.size() < window) {
+        writeAudit(c, audits);
         return claimed; // full, or the due range holds no more heads to find
       }
       metBacklog = true;
@@ -178,8 +183,10 @@ public final class OutboxSql {
     return candidates;
   }
 
+  /** Claims {@code due}; the claim's audit entry goes to {@code audits}, for the caller to write. */
   private Optional<OutboxRecord> claimOne(Connection c, PreparedStatement claim, Candidate due,
-      String owner, Instant leaseExpiresAt, Instant now) throws SQLException {
+      String owner, Instant leaseExpiresAt, Instant now, List<AuditEntry> audits)
+      throws SQLException {
     Status from = due.status();
     StateMachine.requireAllowed(from, Status.CLAIMED);
     dialect.advanceFencingToken(c);
@@ -191,9 +198,7 @@ public final class OutboxSql {
     claim.setString(6, from.wireName());
     claim.setLong(7, due.token());
     Optional<OutboxRecord> row = singleRow(claim);
-    if (row.isPresent()) {
-      audit(c, row.get(), from, Reason.CLAIMED, now);
-    }
+    row.ifPresent(r -> audits.add(entry(r, from, Reason.CLAIMED, now)));
     return row;
   }
 
@@ -220,9 +225,13 @@ public final class OutboxSql {
             false);
       }
     }
+    List<AuditEntry> audits = new ArrayList<>(1);
+    Optional<OutboxRecord> claimed;
     try (PreparedStatement claim = c.prepareStatement(this.claim)) {
-      return claimOne(c, claim, next, owner, leaseExpiresAt, now);
+      claimed = claimOne(c, claim, next, owner, leaseExpiresAt, now, audits);
     }
+    writeAudit(c, audits);
+    return claimed;
   }
 
   public OutboxRecord markSending(Connection c, CommandId id, long token, Instant leaseExpiresAt,
@@ -244,6 +253,49 @@ public final class OutboxSql {
       }
       return sending;
     }
+  }
+
+  /**
+   * Marks each of {@code claimed} that is still held under its claim's token sending, and writes
+   * their audit entries together; the caller commits.
+   *
+   * @return the rows now sending, in the order given; a row whose claim was lost is left out
+   */
+  public List<OutboxRecord> markSendingIfHeld(Connection c, List<OutboxRecord> claimed,
+      Instant leaseExpiresAt, Instant now) throws SQLException {
+    List<OutboxRecord> sending = new ArrayList<>(claimed.size());
+    List<AuditEntry> audits = new ArrayList<>(claimed.size());
+    try (PreparedStatement ps = c.prepareStatement(MARK_SENDING)) {
+      for (OutboxRecord r : claimed) {
+        ps.setLong(1, leaseExpiresAt.toEpochMilli());
+        ps.setLong(2, now.toEpochMilli());
+        bindCas(ps, 3, r.commandId(), Status.CLAIMED, r.fencingToken());
+        if (ps.executeUpdate() == 1) {
+          OutboxRecord marked = sending(r, leaseExpiresAt, now);
+          sending.add(marked);
+          audits.add(entry(marked, Status.CLAIMED, Reason.SENDING, now));
+        }
+      }
+    }
+    writeAudit(c, audits);
+    return sending;
+  }
+
+  /**
+   * {@code claimed} as {@link #MARK_SENDING} leaves it. The update is fenced on the claim's
+   * status and token, and nothing else writes a claimed row's columns while the claim holds, so
+   * the row read by the claim plus the three columns set is the stored row: no need to read it
+   * back.
+   */
+  private static OutboxRecord sending(OutboxRecord claimed, Instant leaseExpiresAt,
+      Instant now) {
+    return new OutboxRecord(claimed.commandId(), claimed.idempotencyKey(), claimed.operation(),
+        claimed.entityKey(), claimed.payload(), Status.SENDING, claimed.attempt(),
+        claimed.nextAttemptAt(), claimed.claimOwner(), claimed.claimedFrom(),
+        claimed.fencingToken(), Instant.ofEpochMilli(leaseExpiresAt.toEpochMilli()),
+        claimed.sessionVersion(), claimed.lastError(), claimed.response(), claimed.createdAt(),
+        Instant.ofEpochMilli(now.toEpochMilli()), claimed.schemaVersion(),
+        claimed.acceptSequence(), claimed.firstSentAt());
   }
 
   public OutboxRecord complete(Connection c, CommandId id, long token, Status expected,
@@ -376,18 +428,38 @@ public final class OutboxSql {
 
   AuditEntry audit(Connection c, OutboxRecord after, Status from, Reason reason,
       Instant now) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(AUDIT)) {
-      dialect.setId(ps, 1, after.commandId().value());
-      ps.setString(2, after.idempotencyKey().value());
-      ps.setString(3, from == null ? null : from.wireName());
-      ps.setString(4, after.status().wireName());
-      ps.setLong(5, after.fencingToken());
-      ps.setString(6, reason.wireName());
-      ps.setLong(7, now.toEpochMilli());
-      ps.executeUpdate();
-    }
+    AuditEntry entry = entry(after, from, reason, now);
+    writeAudit(c, List.of(entry));
+    return entry;
+  }
+
+  private static AuditEntry entry(OutboxRecord after, Status from, Reason reason, Instant now) {
     return new AuditEntry(after.commandId(), after.idempotencyKey(), from, after.status(),
         after.fencingToken(), reason, now);
+  }
+
+  /**
+   * Inserts {@code entries} as one JDBC batch, even a single one: the engine gets them in one
+   * call, and sqlite-jdbc, which follows every {@code executeUpdate} of an {@code INSERT} with a
+   * query of {@code last_insert_rowid()} compiled anew each time, runs no such query for a batch.
+   */
+  private void writeAudit(Connection c, List<AuditEntry> entries) throws SQLException {
+    if (entries.isEmpty()) {
+      return;
+    }
+    try (PreparedStatement ps = c.prepareStatement(AUDIT)) {
+      for (AuditEntry e : entries) {
+        dialect.setId(ps, 1, e.commandId().value());
+        ps.setString(2, e.idempotencyKey().value());
+        ps.setString(3, e.from() == null ? null : e.from().wireName());
+        ps.setString(4, e.to().wireName());
+        ps.setLong(5, e.fencingToken());
+        ps.setString(6, e.reason().wireName());
+        ps.setLong(7, e.at().toEpochMilli());
+        ps.addBatch();
+      }
+      ps.executeBatch();
+    }
   }
 
   /** The first acked command of {@code current}'s entity accepted after it, if any. */
