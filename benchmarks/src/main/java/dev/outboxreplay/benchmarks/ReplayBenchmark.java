@@ -51,6 +51,10 @@ final class ReplayBenchmark {
   private final int entities;
   private final boolean trivialReceiver;
   private final BenchEngine engine;
+  /** The replayer's pass thread, which does every write of a pass (see {@code Replayer}). */
+  private static final String PASS_THREAD = "outbox-replayer";
+  /** The replayer's sender threads, which do the network I/O. */
+  private static final String SENDER_THREADS = "outbox-sender";
   private final CommandIdGenerator ids =
       new CommandIdGenerator(Clock.systemUTC(), new SplittableRandom());
 
@@ -131,8 +135,9 @@ final class ReplayBenchmark {
         keys = String.format(" (short keys %.0f/s)", shortKeys[round]);
       }
       System.out.printf("  round %d: raw OkHttp %.0f/s%s, replayer %.0f/s (%.2f); CPU per "
-          + "command %.0f us vs %.0f us%n", round + 1, raw[round], keys, replay[round],
-          replay[round] / raw[round], rawCpu[round], replayCpu[round]);
+          + "command %.0f us vs %.0f us%n    per replayed command: %s%n", round + 1, raw[round],
+          keys, replay[round], replay[round] / raw[round], rawCpu[round], replayCpu[round],
+          p.threads());
     }
     boolean oneEntity = concurrency == 1 && entities == 1;
     // SQLite's target is the storage-boundary issue's: at least 0.5 of the raw loop, trivial
@@ -249,13 +254,20 @@ final class ReplayBenchmark {
     return H2Database.builder().file(dir.resolve("client")).maxPoolSize(concurrency + 4).build();
   }
 
-  /** A timed section: commands per second and this process's CPU time per command. */
-  private record Measured(double perSecond, double cpuMicrosPerCommand) {}
+  /**
+   * A timed section: commands per second, this process's CPU time per command, and for a replay
+   * where its pass thread and its senders spent their time.
+   */
+  private record Measured(double perSecond, double cpuMicrosPerCommand, String threads) {}
 
   private Measured measure(long startNanos, long startCpuNanos) {
+    return measure(startNanos, startCpuNanos, "");
+  }
+
+  private Measured measure(long startNanos, long startCpuNanos, String threads) {
     long elapsed = System.nanoTime() - startNanos;
     long cpu = BenchSupport.processCpuNanos() - startCpuNanos;
-    return new Measured(commands / (elapsed / 1e9), cpu / 1e3 / commands);
+    return new Measured(commands / (elapsed / 1e9), cpu / 1e3 / commands, threads);
   }
 
   private List<CommandId> newIds() {
@@ -333,14 +345,22 @@ final class ReplayBenchmark {
       try (Replayer<Connection> replayer = Replayer.builder(store, transport)
           .concurrency(concurrency).batchSize(100).build()) {
         System.gc(); // no side pays for the garbage the one before it left
+        ThreadGroupTimes pass = ThreadGroupTimes.of(PASS_THREAD);
+        ThreadGroupTimes senders = ThreadGroupTimes.of(SENDER_THREADS);
         long start = System.nanoTime();
         long cpu = BenchSupport.processCpuNanos();
         replayer.start();
-        if (!replayer.awaitDrained(Duration.ofMinutes(10))
-            || store.countByStatus().get(Status.ACKED) < commands) {
+        if (!replayer.awaitDrained(Duration.ofMinutes(10))) {
           throw new IllegalStateException("replay stalled: " + store.countByStatus());
         }
-        return measure(start, cpu);
+        // read while the replayer's threads still run: a thread that ended takes its times along
+        String threads = ThreadGroupTimes.of(PASS_THREAD).perCommandSince(pass, commands) + "; "
+            + ThreadGroupTimes.of(SENDER_THREADS).perCommandSince(senders, commands);
+        Measured measured = measure(start, cpu, threads);
+        if (store.countByStatus().get(Status.ACKED) < commands) {
+          throw new IllegalStateException("replay stalled: " + store.countByStatus());
+        }
+        return measured;
       }
     } finally {
       BenchSupport.deleteTree(dir);
