@@ -40,22 +40,31 @@ final class ThreadGroupTimes {
     long queue = 0;
     try (DirectoryStream<Path> tasks = Files.newDirectoryStream(TASKS)) {
       for (Path task : tasks) {
-        String[] stat;
+        long[] stat;
         try {
           if (!Files.readString(task.resolve("comm")).strip().startsWith(prefix)) {
             continue;
           }
-          stat = Files.readString(task.resolve("schedstat")).strip().split(" ");
+          stat = schedstat(task.resolve("schedstat"));
         } catch (IOException ended) {
           continue; // the thread ended while the tasks were listed
         }
-        cpu += Long.parseLong(stat[0]);
-        queue += Long.parseLong(stat[1]);
+        cpu += stat[0];
+        queue += stat[1];
       }
     } catch (IOException | RuntimeException e) {
       return new ThreadGroupTimes(prefix, 0, 0, false);
     }
     return new ThreadGroupTimes(prefix, cpu, queue, true);
+  }
+
+  /**
+   * One thread's {@code schedstat}: nanoseconds on a CPU, then nanoseconds runnable in the run
+   * queue.
+   */
+  static long[] schedstat(Path file) throws IOException {
+    String[] fields = Files.readString(file).strip().split(" ");
+    return new long[] {Long.parseLong(fields[0]), Long.parseLong(fields[1])};
   }
 
   boolean known() {

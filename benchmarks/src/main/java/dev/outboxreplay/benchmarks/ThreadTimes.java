@@ -3,7 +3,6 @@ package dev.outboxreplay.benchmarks;
 import java.io.IOException;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadMXBean;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -75,8 +74,7 @@ final class ThreadTimes {
   /** The scheduler's run-queue delay of the calling thread so far; 0 where not readable. */
   private static long runQueueNanos() {
     try {
-      String[] fields = Files.readString(SCHEDSTAT).trim().split(" ");
-      return Long.parseLong(fields[1]);
+      return ThreadGroupTimes.schedstat(SCHEDSTAT)[1];
     } catch (IOException | RuntimeException notLinux) {
       return 0;
     }
