@@ -35,7 +35,7 @@ import java.util.UUID;
  */
 final class FloorProbe {
   /** The claim's update, with the engine's next fencing token. */
-  private static String claim(Dialect dialect) {
+  static String claim(Dialect dialect) {
     return "UPDATE outbox_command SET status = '"
         + Status.CLAIMED.wireName() + "', claimed_from = '" + Status.QUEUED.wireName() + "', "
         + "claim_owner = 'floor', fencing_token = " + dialect.nextFencingToken() + ", "
@@ -43,14 +43,14 @@ final class FloorProbe {
         + Status.QUEUED.wireName() + "'";
   }
 
-  private static final String MARK = "UPDATE outbox_command SET status = '"
+  static final String MARK = "UPDATE outbox_command SET status = '"
       + Status.SENDING.wireName() + "', lease_expires_at = ?, updated_at = ? "
       + "WHERE command_id = ? AND status = ?";
-  private static final String ANSWER = "UPDATE outbox_command SET status = '"
+  static final String ANSWER = "UPDATE outbox_command SET status = '"
       + Status.ACKED.wireName() + "', response_status = 201, response_body = ?, "
       + "lease_expires_at = NULL, updated_at = ? WHERE command_id = ? AND status = '"
       + Status.SENDING.wireName() + "'";
-  private static final String AUDIT = "INSERT INTO outbox_audit (command_id, idempotency_key, "
+  static final String AUDIT = "INSERT INTO outbox_audit (command_id, idempotency_key, "
       + "from_status, to_status, fencing_token, reason, at) VALUES (?, ?, ?, ?, 0, ?, ?)";
   private static final byte[] RESPONSE = "{\"ok\":true}".getBytes(StandardCharsets.UTF_8);
 
@@ -80,7 +80,7 @@ final class FloorProbe {
     this.engine = engine;
   }
 
-  private record Row(UUID id, String key) {}
+  record Row(UUID id, String key) {}
 
   List<Figure> run() throws Exception {
     System.out.printf("floor probe (%s): %,d commands over 100 entities, %d answers and %d marks "
@@ -173,7 +173,7 @@ final class FloorProbe {
     }
   }
 
-  private static List<Row> rows(Connection c, Dialect dialect) throws SQLException {
+  static List<Row> rows(Connection c, Dialect dialect) throws SQLException {
     List<Row> rows = new ArrayList<>();
     try (PreparedStatement ps = c.prepareStatement(
         "SELECT command_id, idempotency_key FROM outbox_command ORDER BY seq");
@@ -185,13 +185,13 @@ final class FloorProbe {
     return rows;
   }
 
-  private static void updateOne(PreparedStatement ps, Row r) throws SQLException {
+  static void updateOne(PreparedStatement ps, Row r) throws SQLException {
     if (ps.executeUpdate() != 1) {
       throw new IllegalStateException("row " + r.id() + " was not in the expected status");
     }
   }
 
-  private static void audit(PreparedStatement ps, Dialect dialect, Row r, Status from, Status to,
+  static void audit(PreparedStatement ps, Dialect dialect, Row r, Status from, Status to,
       Reason reason, long now) throws SQLException {
     dialect.setId(ps, 1, r.id());
     ps.setString(2, r.key());

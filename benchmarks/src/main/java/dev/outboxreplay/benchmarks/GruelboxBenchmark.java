@@ -9,6 +9,7 @@ import com.gruelbox.transactionoutbox.TransactionManager;
 import com.gruelbox.transactionoutbox.TransactionOutbox;
 import com.gruelbox.transactionoutbox.TransactionOutboxEntry;
 import com.gruelbox.transactionoutbox.TransactionOutboxListener;
+import dev.outboxreplay.HttpContract;
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
 import dev.outboxreplay.Replayer;
@@ -36,6 +37,7 @@ import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Function;
 import okhttp3.HttpUrl;
 import okhttp3.OkHttpClient;
+import okhttp3.Request;
 import okhttp3.Response;
 
 /**
@@ -57,7 +59,9 @@ import okhttp3.Response;
  * <p>Each round also measures the least accept ({@link RawOutboxRow}): the row this library's
  * accept writes, inserted by plain JDBC in the same application transaction, from 1 and from
  * {@code threads} threads. Its ratio to gruelbox bounds what any accept that writes this row can
- * reach against gruelbox.
+ * reach against gruelbox. It also measures the least replayer ({@link LeastReplayer}) on the
+ * backlog this library's accept queues: its delivery ratio to gruelbox bounds what any replayer
+ * that records each command's state before its request leaves can reach against gruelbox.
  *
  * Gruelbox's own submission right after each commit is held back while accepting (its submitter
  * drops the entry, which stays due in the table), so that its accept is measured alone, as this
@@ -99,6 +103,7 @@ final class GruelboxBenchmark {
       double[][] deliveryCpu = new double[2][rounds];
       double[] leastSingle = new double[rounds];
       double[] leastMany = new double[rounds];
+      double[] leastDelivery = new double[rounds];
       for (int r = 0; r < rounds; r++) {
         Side[] order = r % 2 == 0 ? new Side[] {Side.OURS, Side.GRUELBOX}
             : new Side[] {Side.GRUELBOX, Side.OURS};
@@ -115,13 +120,14 @@ final class GruelboxBenchmark {
         Measured leastOne = acceptLeast(1, commands);
         leastSingle[r] = leastOne.perSecond();
         leastMany[r] = acceptLeast(threads, commands).perSecond();
+        leastDelivery[r] = deliverLeast(receiver, commands).perSecond();
         System.out.printf("  round %d: accept 1 thread %.0f vs %.0f/s (%.0f vs %.0f us CPU), "
             + "%d threads %.0f vs %.0f/s, delivery %.0f vs %.0f/s (%.0f vs %.0f us CPU) "
             + "(this library's figure first); least accept 1 thread %.0f/s (%.0f us CPU), "
-            + "%d threads %.0f/s%n", r + 1, single[0][r], single[1][r],
+            + "%d threads %.0f/s; least replayer %.0f/s%n", r + 1, single[0][r], single[1][r],
             singleCpu[0][r], singleCpu[1][r], threads, many[0][r], many[1][r], delivery[0][r],
             delivery[1][r], deliveryCpu[0][r], deliveryCpu[1][r], leastSingle[r],
-            leastOne.cpuMicros(), threads, leastMany[r]);
+            leastOne.cpuMicros(), threads, leastMany[r], leastDelivery[r]);
       }
       String base = "gruelbox transactionoutbox 4.2.268, same H2 file settings, same round";
       return List.of(
@@ -138,7 +144,9 @@ final class GruelboxBenchmark {
           Figure.reported("least accept (the same row by plain JDBC), 1 thread, vs gruelbox",
               base, Figure.ratios(leastSingle, single[1])),
           Figure.reported("least accept (the same row by plain JDBC), " + threads + " threads, "
-              + "vs gruelbox", base, Figure.ratios(leastMany, many[1])));
+              + "vs gruelbox", base, Figure.ratios(leastMany, many[1])),
+          Figure.reported("least replayer (bound), " + threads + " workers, vs gruelbox", base,
+              Figure.ratios(leastDelivery, delivery[1])));
     }
   }
 
@@ -208,6 +216,46 @@ final class GruelboxBenchmark {
       return side == Side.OURS ? deliverOurs(db, receiver, count)
           : deliverGruelbox(db, receiver, count);
     } finally {
+      BenchSupport.deleteTree(dir);
+    }
+  }
+
+  /**
+   * The backlog this library's accept queues, delivered by {@link LeastReplayer} with the
+   * requests this library's replayer sends, on a fresh file.
+   */
+  private Measured deliverLeast(TrivialReceiver receiver, int count) throws Exception {
+    Path dir = Files.createTempDirectory("gruelbox-bench");
+    OkHttpClient client = BenchSupport.client(threads);
+    try (H2Database db = H2Database.builder().file(dir.resolve("outbox"))
+        .maxPoolSize(threads + 4).build()) {
+      H2OutboxStore store = H2OutboxStore.create(db);
+      Accepting accepting = ours(db, store);
+      for (int n = 0; n < count; n++) {
+        accepting.accept(n);
+      }
+      LeastReplayer least = new LeastReplayer(db, client, threads);
+      List<FloorProbe.Row> rows = least.rows(); // accept order: row n is command n
+      List<Request> requests = new ArrayList<>(count);
+      String url = receiver.baseUrl() + "/" + OPERATION;
+      for (int n = 0; n < count; n++) {
+        FloorProbe.Row row = rows.get(n);
+        requests.add(BenchSupport.post(url, row.key(), body(n).getBytes(StandardCharsets.UTF_8),
+            Map.of(HttpContract.COMMAND_ID, row.id().toString(),
+                HttpContract.SESSION_VERSION, "0",
+                HttpContract.TENANT, HttpContract.DEFAULT_TENANT)));
+      }
+      System.gc();
+      long start = System.nanoTime();
+      long cpu = BenchSupport.processCpuNanos();
+      least.replay(rows, requests);
+      Measured measured = measured(count, start, cpu);
+      if (store.countByStatus().get(Status.ACKED) < count) {
+        throw new IllegalStateException("least replay left " + store.countByStatus());
+      }
+      return measured;
+    } finally {
+      client.dispatcher().executorService().shutdown();
       BenchSupport.deleteTree(dir);
     }
   }

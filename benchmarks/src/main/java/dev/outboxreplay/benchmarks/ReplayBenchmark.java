@@ -27,6 +27,8 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
 import okhttp3.HttpUrl;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
@@ -37,8 +39,10 @@ import okhttp3.Request;
  * sends the very requests the replayer sends (same command ids, keys, bodies and headers) to a
  * fresh reference server at the same concurrency: the baseline. A second raw loop differs only
  * in its keys, short and sequential ({@code raw-0}, {@code raw-1}, ...), and shows how much the
- * server's cost depends on the key shape. Same run; medians over rounds, after two warm-up
- * rounds of each.
+ * server's cost depends on the key shape. A third side replays the same backlog with the same
+ * requests through {@link LeastReplayer}, the least any replayer of this table does around each
+ * request: it bounds the ratio a replayer can reach on the machine. Same run; medians over
+ * rounds, after two warm-up rounds of each.
  *
  * <p>With {@code trivialReceiver}, both sides send to a JDK {@code HttpServer} that reads the
  * request and answers 201 with a small body instead: no server database, so the figure shows
@@ -112,6 +116,8 @@ final class ReplayBenchmark {
     double[] replay = new double[rounds];
     double[] rawCpu = new double[rounds];
     double[] replayCpu = new double[rounds];
+    double[] least = new double[rounds];
+    double[] leastCpu = new double[rounds];
     // Two warm-up rounds, not measured: the server's code keeps getting faster through the first.
     for (int warmUp = 0; warmUp < 2; warmUp++) {
       List<CommandId> round = newIds();
@@ -120,6 +126,7 @@ final class ReplayBenchmark {
         rawPosts(round, true);
       }
       replay(round);
+      leastReplay(round);
     }
     for (int round = 0; round < rounds; round++) {
       List<CommandId> roundIds = newIds();
@@ -129,15 +136,20 @@ final class ReplayBenchmark {
       replay[round] = p.perSecond();
       rawCpu[round] = r.cpuMicrosPerCommand();
       replayCpu[round] = p.cpuMicrosPerCommand();
+      Measured l = leastReplay(roundIds);
+      least[round] = l.perSecond();
+      leastCpu[round] = l.cpuMicrosPerCommand();
       String keys = "";
       if (!trivialReceiver) { // the trivial receiver's cost does not depend on the key
         shortKeys[round] = rawPosts(roundIds, true).perSecond();
         keys = String.format(" (short keys %.0f/s)", shortKeys[round]);
       }
       System.out.printf("  round %d: raw OkHttp %.0f/s%s, replayer %.0f/s (%.2f); CPU per "
-          + "command %.0f us vs %.0f us%n    per replayed command: %s%n", round + 1, raw[round],
-          keys, replay[round], replay[round] / raw[round], rawCpu[round], replayCpu[round],
-          p.threads());
+          + "command %.0f us vs %.0f us%n    per replayed command: %s%n"
+          + "    least replayer %.0f/s (%.2f), %.0f us CPU per command; the replayer is %.2f of "
+          + "it%n      per command: %s%n", round + 1, raw[round], keys, replay[round],
+          replay[round] / raw[round], rawCpu[round], replayCpu[round], p.threads(), least[round],
+          least[round] / raw[round], leastCpu[round], replay[round] / least[round], l.threads());
     }
     boolean oneEntity = concurrency == 1 && entities == 1;
     // SQLite's target is the storage-boundary issue's: at least 0.5 of the raw loop, trivial
@@ -152,6 +164,9 @@ final class ReplayBenchmark {
     System.out.printf("replayer from the %-6s outbox   : %7.0f commands/s, ratio %.2f "
         + "(target >= %.2f), %4.0f us CPU per command%n", engine, p, p / r, target,
         BenchSupport.median(replayCpu));
+    System.out.printf("least replayer (bound)           : %7.0f commands/s, ratio %.2f, "
+        + "%4.0f us CPU per command%n", BenchSupport.median(least),
+        BenchSupport.median(least) / r, BenchSupport.median(leastCpu));
     if (!trivialReceiver) {
       double k = BenchSupport.median(shortKeys);
       System.out.printf("raw loop with short sequential keys: %6.0f commands/s; the replayer "
@@ -168,6 +183,17 @@ final class ReplayBenchmark {
             ? "raw OkHttp loop of the same requests to a JDK HttpServer answering 201"
             : "raw OkHttp loop of the same requests to the reference server",
         Figure.ratios(replay, raw), target));
+    // the bound: what the least replayer reaches against the same raw loop, and the replayer
+    // against it
+    String shape = trivialReceiver ? concurrency + " senders, trivial receiver"
+        : concurrency + " senders";
+    figures.add(Figure.reported("least replayer (bound), " + shape + client,
+        trivialReceiver
+            ? "raw OkHttp loop of the same requests to a JDK HttpServer answering 201"
+            : "raw OkHttp loop of the same requests to the reference server",
+        Figure.ratios(least, raw)));
+    figures.add(Figure.reported("replay vs least replayer, " + shape + client,
+        "least replayer: the same backlog, requests and receiver", Figure.ratios(replay, least)));
     if (concurrency > 1 && engine == BenchEngine.H2) {
       figures.add(acceptDuringDrain());
     }
@@ -326,20 +352,7 @@ final class ReplayBenchmark {
   }
 
   private Measured replay(List<CommandId> roundIds) throws Exception {
-    Path dir = Files.createTempDirectory("replay-bench");
-    try (Receiver server = receiver(dir);
-        JdbcDatabase clientDb = engine.open(dir.resolve("client"), concurrency + 4,
-            Durability.PROCESS_CRASH_SAFE)) {
-      JdbcOutboxStore store = JdbcOutboxStore.create(clientDb);
-      Outbox<Connection> outbox = Outbox.builder(store).build();
-      BenchSupport.acceptBacklog(outbox, commands, n -> OutboxCommand.ofJson(
-          NotesApplication.OPERATION, entity(n), body(n)).withCommandId(roundIds.get(n)), false);
-      for (int n : new int[] {0, commands - 1}) { // the baseline must send what the replayer sends
-        String stored = store.find(roundIds.get(n)).orElseThrow().payload().json();
-        if (!stored.equals(body(n))) {
-          throw new IllegalStateException("stored " + stored + " differs from " + body(n));
-        }
-      }
+    return onBacklog(roundIds, (server, clientDb, store) -> {
       OkHttpTransport transport = OkHttpTransport.builder(HttpUrl.get(server.baseUrl()))
           .client(BenchSupport.client(concurrency)).build();
       try (Replayer<Connection> replayer = Replayer.builder(store, transport)
@@ -362,6 +375,78 @@ final class ReplayBenchmark {
         }
         return measured;
       }
+    });
+  }
+
+  /** The round's commands accepted into {@code clientDb}, as the replayer finds them. */
+  private JdbcOutboxStore backlog(JdbcDatabase clientDb, List<CommandId> roundIds) {
+    JdbcOutboxStore store = JdbcOutboxStore.create(clientDb);
+    Outbox<Connection> outbox = Outbox.builder(store).build();
+    BenchSupport.acceptBacklog(outbox, commands, n -> OutboxCommand.ofJson(
+        NotesApplication.OPERATION, entity(n), body(n)).withCommandId(roundIds.get(n)), false);
+    for (int n : new int[] {0, commands - 1}) { // the baseline must send what the replayer sends
+      String stored = store.find(roundIds.get(n)).orElseThrow().payload().json();
+      if (!stored.equals(body(n))) {
+        throw new IllegalStateException("stored " + stored + " differs from " + body(n));
+      }
+    }
+    return store;
+  }
+
+  /** The same backlog replayed by {@link LeastReplayer}, with the raw loop's requests. */
+  private Measured leastReplay(List<CommandId> roundIds) throws Exception {
+    return onBacklog(roundIds, (server, clientDb, store) -> {
+      OkHttpClient client = BenchSupport.client(concurrency);
+      LeastReplayer least = new LeastReplayer(clientDb, client, concurrency);
+      String url = server.baseUrl() + "/" + NotesApplication.OPERATION;
+      List<FloorProbe.Row> rows = least.rows();
+      List<Request> requests = new ArrayList<>(commands);
+      for (int n = 0; n < commands; n++) {
+        if (!rows.get(n).id().equals(roundIds.get(n).value())) {
+          throw new IllegalStateException("row " + n + " is not command " + roundIds.get(n));
+        }
+        requests.add(request(url, roundIds, n, false));
+      }
+      try {
+        System.gc(); // no side pays for the garbage the one before it left
+        long start = System.nanoTime();
+        long cpu = BenchSupport.processCpuNanos();
+        // on a thread of its own, named so its times can be told from the senders'
+        ExecutorService passThread = Executors.newSingleThreadExecutor(
+            r -> new Thread(r, LeastReplayer.PASS_THREAD));
+        String threads;
+        try {
+          threads = passThread.submit(() -> least.replay(rows, requests)).get();
+        } finally {
+          passThread.shutdown();
+        }
+        Measured measured = measure(start, cpu, threads);
+        if (store.countByStatus().get(Status.ACKED) < commands) {
+          throw new IllegalStateException("least replay left " + store.countByStatus());
+        }
+        return measured;
+      } finally {
+        client.dispatcher().executorService().shutdown();
+      }
+    });
+  }
+
+  /** A replay of a fresh backlog: the receiver, the client's file and its store with the round. */
+  private interface OnBacklog {
+    Measured replay(Receiver server, JdbcDatabase clientDb, JdbcOutboxStore store)
+        throws Exception;
+  }
+
+  /**
+   * Runs {@code replay} on a fresh receiver and a fresh client file holding the round's commands,
+   * then deletes both.
+   */
+  private Measured onBacklog(List<CommandId> roundIds, OnBacklog replay) throws Exception {
+    Path dir = Files.createTempDirectory("replay-bench");
+    try (Receiver server = receiver(dir);
+        JdbcDatabase clientDb = engine.open(dir.resolve("client"), concurrency + 4,
+            Durability.PROCESS_CRASH_SAFE)) {
+      return replay.replay(server, clientDb, backlog(clientDb, roundIds));
     } finally {
       BenchSupport.deleteTree(dir);
     }
