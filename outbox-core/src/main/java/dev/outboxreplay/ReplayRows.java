@@ -131,6 +131,22 @@ public interface ReplayRows<T> {
       Outcome outcome, Instant now);
 
   /**
+   * Like {@link #complete(Object, CommandId, long, Status, Outcome, Instant)} for {@code held}:
+   * the row exactly as this store's claim or mark returned it to the caller, who still holds it in
+   * status {@code expected} under {@code held}'s fencing token. While a claim holds, only a change
+   * of status or token writes the row's columns, so a store may build the row it returns from
+   * {@code held} and {@code outcome} instead of reading it back; it returns the same row either
+   * way. The default calls the id-based method.
+   *
+   * @throws IllegalStateException when {@link StateMachine} forbids {@code expected -> outcome}
+   * @throws FencedOffException when the row's status or token is no longer the expected one
+   */
+  default OutboxRecord complete(T transaction, OutboxRecord held, Status expected,
+      Outcome outcome, Instant now) {
+    return complete(transaction, held.commandId(), held.fencingToken(), expected, outcome, now);
+  }
+
+  /**
    * Gives back a claimed, unsent row: it returns to the status it was claimed from (queued,
    * retryable_failed or unknown), due at {@code nextAttemptAt}, with no attempt counted.
    *

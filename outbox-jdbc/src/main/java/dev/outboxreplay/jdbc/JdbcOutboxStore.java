@@ -301,6 +301,18 @@ public class JdbcOutboxStore implements OutboxStore<Connection> {
   }
 
   @Override
+  public OutboxRecord complete(Connection transaction, OutboxRecord held, Status expected,
+      Outcome outcome, Instant now) {
+    StateMachine.requireAllowed(expected, outcome.status());
+    try {
+      requireOpenTransaction(transaction);
+      return sql.complete(transaction, held, expected, outcome, now);
+    } catch (SQLException e) {
+      throw database.onStatement("complete in caller transaction", e);
+    }
+  }
+
+  @Override
   public OutboxRecord release(CommandId id, long fencingToken, Instant nextAttemptAt,
       Instant now) {
     return autoCommitted("release", c -> sql.release(c, id, fencingToken, nextAttemptAt, now));

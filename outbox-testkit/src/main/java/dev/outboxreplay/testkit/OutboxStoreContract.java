@@ -409,6 +409,98 @@ public abstract class OutboxStoreContract<T> {
   }
 
   @Test
+  void completingAHeldRowReturnsTheRowAsStoredForEveryOutcome() {
+    accept("note-1", 1);
+    // times with a part below the millisecond, which the table does not keep
+    Duration later = Duration.ofMillis(1500).plusNanos(123_456);
+    clock.advance(later);
+    OutboxRecord offline = completeHeld(holdSending(), Status.SENDING,
+        Outcome.retryable(now().plus(later), error("connect_failed"))
+            .withReason(Reason.NOT_SENT_OFFLINE).notCountedAsAttempt());
+    assertThat(offline.firstSentAt()).isNull();
+    assertThat(offline.attempt()).isZero();
+
+    clock.advance(Duration.ofSeconds(2).plus(later));
+    OutboxRecord failed = completeHeld(holdSending(), Status.SENDING, Outcome.retryable(
+        now().plus(later), new ErrorInfo("http_503", "über-busy \u2603", now())));
+    assertThat(failed.firstSentAt()).isNotNull();
+    assertThat(failed.attempt()).isEqualTo(1);
+
+    clock.advance(Duration.ofSeconds(2).plus(later));
+    OutboxRecord unknown = completeHeld(holdSending(), Status.SENDING,
+        Outcome.unknown(now().plus(later), new ErrorInfo("no_response", "", now())));
+    assertThat(unknown.firstSentAt()).as("kept from the first").isEqualTo(failed.firstSentAt());
+
+    clock.advance(Duration.ofSeconds(2).plus(later));
+    OutboxRecord acked = completeHeld(holdSending(), Status.SENDING,
+        Outcome.acked(new StoredResponse(201, "{\"ok\":true}".getBytes())));
+    assertThat(acked.lastError().code()).as("an ack keeps the last error").isEqualTo("no_response");
+    assertThat(acked.nextAttemptAt()).as("an end keeps the last due time")
+        .isEqualTo(unknown.nextAttemptAt());
+    assertThat(acked.attempt()).isEqualTo(3);
+
+    OutboxRecord b = accept("note-2", 1);
+    clock.advance(later);
+    OutboxRecord claimed = claimOne("r");
+    assertThat(claimed.commandId()).isEqualTo(b.commandId());
+    OutboxRecord rejected = completeHeld(claimed, Status.CLAIMED, Outcome.rejected(
+        error("poison_max_age"), new StoredResponse(400, new byte[0])));
+    assertThat(rejected.response().body()).isEmpty();
+
+    // held as claimed, but marked sending since: the store reads the row back
+    OutboxRecord c = accept("note-3", 1);
+    OutboxRecord claimedC = claimOne("r");
+    store.markSending(c.commandId(), claimedC.fencingToken(), now().plus(LEASE), now());
+    clock.advance(later);
+    completeHeld(claimedC, Status.SENDING, Outcome.acked(null));
+
+    // another replayer took the row over: refused, nothing written
+    accept("note-4", 1);
+    OutboxRecord lost = holdSending();
+    clock.advance(LEASE.plusSeconds(1));
+    store.recoverExpiredLeases(now());
+    OutboxRecord other = claimOne("other");
+    T tx = beginTransaction(store);
+    assertThatThrownBy(() -> store.complete(tx, lost, Status.SENDING, Outcome.acked(null), now()))
+        .isInstanceOf(FencedOffException.class);
+    rollback(tx);
+    assertThat(lost.entityKey()).isEqualTo("note-4");
+    assertThat(store.find(lost.commandId()).orElseThrow()).isEqualTo(other);
+  }
+
+  /** Claims the next due row and marks it sending, in one committed transaction. */
+  private OutboxRecord holdSending() {
+    T tx = beginTransaction(store);
+    List<OutboxRecord> claimed = store.claim(tx, "r", LEASE, 1, now());
+    assertThat(claimed).as("claim at %s", now()).hasSize(1);
+    List<OutboxRecord> sending = store.markSending(tx, claimed, now().plus(LEASE), now());
+    commit(tx);
+    return sending.get(0);
+  }
+
+  /**
+   * Records {@code outcome} for {@code held} in a committed transaction, and checks that the row
+   * returned is the row as stored, and that the audit trail ends with the change.
+   */
+  private OutboxRecord completeHeld(OutboxRecord held, Status expected, Outcome outcome) {
+    T tx = beginTransaction(store);
+    OutboxRecord after = store.complete(tx, held, expected, outcome, now());
+    commit(tx);
+    assertThat(after).usingRecursiveComparison()
+        .isEqualTo(store.find(held.commandId()).orElseThrow());
+    assertThat(after.status()).isEqualTo(outcome.status());
+    assertThat(after.claimOwner()).isNull();
+    assertThat(after.leaseExpiresAt()).isNull();
+    List<OutboxStore.AuditEntry> trail = store.auditTrail(held.commandId());
+    OutboxStore.AuditEntry last = trail.get(trail.size() - 1);
+    assertThat(last.from()).isEqualTo(expected);
+    assertThat(last.to()).isEqualTo(outcome.status());
+    assertThat(last.fencingToken()).isEqualTo(held.fencingToken());
+    assertThat(last.reason()).isEqualTo(outcome.reason());
+    return after;
+  }
+
+  @Test
   void onlyConflictOrRejectedRowsCanBeRequeuedByAnOperator() {
     OutboxRecord accepted = accept("note-1", 1);
     assertThatThrownBy(() -> store.requeue(accepted.commandId(), now()))

@@ -201,8 +201,8 @@ final class Recorder<T> {
    */
   private OutboxRecord write(T tx, Step step, Instant now) throws Exception {
     OutboxRecord held = step.held();
-    OutboxRecord after = store.complete(tx, held.commandId(), held.fencingToken(),
-        step.expected(), step.decision().outcome(), now);
+    OutboxRecord after = store.complete(tx, held, step.expected(), step.decision().outcome(),
+        now);
     if (step.decision().applies()) {
       applier.apply(tx, after, step.decision().outcome().response());
     }

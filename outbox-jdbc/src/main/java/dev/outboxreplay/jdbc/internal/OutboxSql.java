@@ -26,8 +26,10 @@ import java.util.UUID;
 
 /**
  * The outbox's statements after accept. Every state change is one
- * {@code UPDATE ... WHERE command_id = ? AND status = ? AND fencing_token = ?} wrapped in
- * {@code FINAL TABLE} so it returns the new row; no row back means "fenced off", reported as
+ * {@code UPDATE ... WHERE command_id = ? AND status = ? AND fencing_token = ?}, whose new row is
+ * read back in the same statement (the dialect's update-returning) or, where the caller holds the
+ * row as read under that fence (marking claimed rows sending, an outcome for a held row), built
+ * from the held row and the columns set. No row changed means "fenced off", reported as
  * {@link FencedOffException}, never ignored.
  */
 public final class OutboxSql {
@@ -59,6 +61,21 @@ public final class OutboxSql {
   private static final String MARK_SENDING = "UPDATE outbox_command SET status = 'sending', "
       + "lease_expires_at = ?, updated_at = ?" + WHERE_FENCE;
 
+  /**
+   * An outcome recorded under the fence: a column the outcome does not give keeps its value
+   * ({@link #completed} builds the same row in Java).
+   */
+  private static final String COMPLETE = "UPDATE outbox_command SET "
+      + "status = ?, attempt = attempt + ?, next_attempt_at = COALESCE(?, next_attempt_at), "
+      + "first_sent_at = CASE WHEN ? THEN COALESCE(first_sent_at, ?) ELSE first_sent_at END, "
+      + "claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
+      + "last_error_code = COALESCE(?, last_error_code), "
+      + "last_error_message = CASE WHEN ? IS NULL THEN last_error_message ELSE ? END, "
+      + "last_error_at = COALESCE(?, last_error_at), "
+      + "response_status = COALESCE(?, response_status), "
+      + "response_body = CASE WHEN ? IS NULL THEN response_body ELSE ? END, "
+      + "updated_at = ?" + WHERE_FENCE;
+
   private final OutboxRows rows;
   private final Dialect dialect;
   private final String candidates;
@@ -85,16 +102,7 @@ public final class OutboxSql {
         + "claim_owner = ?, fencing_token = " + dialect.nextFencingToken()
         + ", lease_expires_at = ?, updated_at = ?" + WHERE_FENCE);
     this.markSending = returning(MARK_SENDING);
-    this.complete = returning("UPDATE outbox_command SET "
-        + "status = ?, attempt = attempt + ?, next_attempt_at = COALESCE(?, next_attempt_at), "
-        + "first_sent_at = CASE WHEN ? THEN COALESCE(first_sent_at, ?) ELSE first_sent_at END, "
-        + "claim_owner = NULL, claimed_from = NULL, lease_expires_at = NULL, "
-        + "last_error_code = COALESCE(?, last_error_code), "
-        + "last_error_message = CASE WHEN ? IS NULL THEN last_error_message ELSE ? END, "
-        + "last_error_at = COALESCE(?, last_error_at), "
-        + "response_status = COALESCE(?, response_status), "
-        + "response_body = CASE WHEN ? IS NULL THEN response_body ELSE ? END, "
-        + "updated_at = ?" + WHERE_FENCE);
+    this.complete = returning(COMPLETE);
     this.release = returning("UPDATE outbox_command SET status = claimed_from, "
         + "next_attempt_at = ?, claim_owner = NULL, claimed_from = NULL, "
         + "lease_expires_at = NULL, updated_at = ?" + WHERE_FENCE);
@@ -300,34 +308,91 @@ public final class OutboxSql {
 
   public OutboxRecord complete(Connection c, CommandId id, long token, Status expected,
       Outcome outcome, Instant now) throws SQLException {
+    try (PreparedStatement ps = c.prepareStatement(complete)) {
+      bindComplete(ps, id, token, expected, outcome, now);
+      return ended(c, orFenced(c, singleRow(ps), id, expected, token), expected, outcome, now);
+    }
+  }
+
+  /**
+   * Records {@code outcome} for {@code held}, the row as the caller's claim or mark returned it:
+   * the fenced update reads nothing back, and the row returned is {@code held} with the
+   * outcome's columns set, as {@link #COMPLETE} sets them. Nothing else writes a held row's
+   * columns without changing its status or token, which the fence checks. When {@code held} is
+   * not in {@code expected}, the row is read back instead.
+   */
+  public OutboxRecord complete(Connection c, OutboxRecord held, Status expected, Outcome outcome,
+      Instant now) throws SQLException {
+    if (held.status() != expected) {
+      return complete(c, held.commandId(), held.fencingToken(), expected, outcome, now);
+    }
+    try (PreparedStatement ps = c.prepareStatement(COMPLETE)) {
+      bindComplete(ps, held.commandId(), held.fencingToken(), expected, outcome, now);
+      if (ps.executeUpdate() != 1) {
+        throw fencedOff(c, held.commandId(), expected, held.fencingToken());
+      }
+    }
+    return ended(c, completed(held, outcome, now), expected, outcome, now);
+  }
+
+  /** Audits the recorded outcome, and hands the entity to its next row when this one ended. */
+  private OutboxRecord ended(Connection c, OutboxRecord after, Status expected, Outcome outcome,
+      Instant now) throws SQLException {
+    audit(c, after, expected, outcome.reason(), now);
+    if (EntityOrder.endsHead(outcome.status())) {
+      promoteNextHead(c, after.entityKey());
+    }
+    return after;
+  }
+
+  private void bindComplete(PreparedStatement ps, CommandId id, long token, Status expected,
+      Outcome outcome, Instant now) throws SQLException {
     ErrorInfo error = outcome.error();
     StoredResponse response = outcome.response();
-    try (PreparedStatement ps = c.prepareStatement(complete)) {
-      ps.setString(1, outcome.status().wireName());
-      ps.setInt(2, outcome.countsAsAttempt() ? 1 : 0);
-      setMillis(ps, 3, outcome.status().isTerminal() ? null : outcome.nextAttemptAt());
-      ps.setBoolean(4, outcome.reason().mayHaveReachedReceiver());
-      ps.setLong(5, now.toEpochMilli());
-      ps.setString(6, error == null ? null : error.code());
-      ps.setString(7, error == null ? null : error.code());
-      ps.setString(8, error == null ? null : error.message());
-      setMillis(ps, 9, error == null ? null : error.at());
-      if (response == null) {
-        ps.setNull(10, Types.INTEGER);
-      } else {
-        ps.setInt(10, response.status());
-      }
-      ps.setString(11, response == null ? null : "y");
-      ps.setBytes(12, response == null ? null : response.body());
-      ps.setLong(13, now.toEpochMilli());
-      bindCas(ps, 14, id, expected, token);
-      OutboxRecord after = audited(c, orFenced(c, singleRow(ps), id, expected, token), expected,
-          outcome.reason(), now);
-      if (EntityOrder.endsHead(outcome.status())) {
-        promoteNextHead(c, after.entityKey());
-      }
-      return after;
+    ps.setString(1, outcome.status().wireName());
+    ps.setInt(2, outcome.countsAsAttempt() ? 1 : 0);
+    setMillis(ps, 3, outcome.status().isTerminal() ? null : outcome.nextAttemptAt());
+    ps.setBoolean(4, outcome.reason().mayHaveReachedReceiver());
+    ps.setLong(5, now.toEpochMilli());
+    ps.setString(6, error == null ? null : error.code());
+    ps.setString(7, error == null ? null : error.code());
+    ps.setString(8, error == null ? null : error.message());
+    setMillis(ps, 9, error == null ? null : error.at());
+    if (response == null) {
+      ps.setNull(10, Types.INTEGER);
+    } else {
+      ps.setInt(10, response.status());
     }
+    ps.setString(11, response == null ? null : "y");
+    ps.setBytes(12, response == null ? null : response.body());
+    ps.setLong(13, now.toEpochMilli());
+    bindCas(ps, 14, id, expected, token);
+  }
+
+  /**
+   * {@code held} as {@link #COMPLETE} leaves it after recording {@code outcome} at {@code now},
+   * with every time at the millisecond the table keeps.
+   */
+  static OutboxRecord completed(OutboxRecord held, Outcome outcome, Instant now) {
+    ErrorInfo error = outcome.error();
+    StoredResponse response = outcome.response();
+    Instant at = millis(now);
+    Instant firstSent = outcome.reason().mayHaveReachedReceiver() && held.firstSentAt() == null
+        ? at : held.firstSentAt();
+    return new OutboxRecord(held.commandId(), held.idempotencyKey(), held.operation(),
+        held.entityKey(), held.payload(), outcome.status(),
+        held.attempt() + (outcome.countsAsAttempt() ? 1 : 0),
+        outcome.status().isTerminal() ? held.nextAttemptAt() : millis(outcome.nextAttemptAt()),
+        null, null, held.fencingToken(), null, held.sessionVersion(),
+        error == null ? held.lastError()
+            : new ErrorInfo(error.code(), error.message(), millis(error.at())),
+        response == null ? held.response()
+            : new StoredResponse(response.status(), response.body()),
+        held.createdAt(), at, held.schemaVersion(), held.acceptSequence(), firstSent);
+  }
+
+  private static Instant millis(Instant at) {
+    return Instant.ofEpochMilli(at.toEpochMilli());
   }
 
   private static void promoteNextHead(Connection c, String entityKey) throws SQLException {
@@ -547,8 +612,14 @@ public final class OutboxSql {
     if (updated.isPresent()) {
       return updated.get();
     }
+    throw fencedOff(c, id, expected, token);
+  }
+
+  /** The refusal of a change fenced on {@code expected} and {@code token}, with the row as now. */
+  private FencedOffException fencedOff(Connection c, CommandId id, Status expected, long token)
+      throws SQLException {
     Optional<OutboxRecord> current = find(c, id);
-    throw new FencedOffException(id, expected, token,
+    return new FencedOffException(id, expected, token,
         current.map(OutboxRecord::status).orElse(null),
         current.map(OutboxRecord::fencingToken).orElse(0L));
   }
