@@ -784,6 +784,12 @@ public abstract class OutboxStoreContract<T> {
         .isEqualTo(Status.RETRYABLE_FAILED);
     assertThat(successor(sending, 0, now()))
         .as("A2 was attempted: it goes out as a head, on its own retry time").isEmpty();
+    assertThat(store.claim("r", LEASE, 10, now())).as("A1 is still open: A2 waits behind it")
+        .isEmpty();
+    store.complete(a1.commandId(), sending.fencingToken(), Status.SENDING, Outcome.acked(null),
+        now());
+    assertThat(store.claim("r", LEASE, 10, now())).extracting(OutboxRecord::commandId)
+        .as("A1 ended: A2 is its entity's head, due now").containsExactly(a2.commandId());
   }
 
   /** What {@code claimNextOfEntity} takes behind {@code sending}, rolled back. */
