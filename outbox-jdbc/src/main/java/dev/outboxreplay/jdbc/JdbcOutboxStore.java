@@ -14,6 +14,7 @@ import dev.outboxreplay.Status;
 import dev.outboxreplay.jdbc.internal.GroupCommitter;
 import dev.outboxreplay.jdbc.internal.Rollback;
 import dev.outboxreplay.jdbc.internal.LayoutReader;
+import dev.outboxreplay.jdbc.internal.OutboxAuditSql;
 import dev.outboxreplay.jdbc.internal.LeaseRecovery;
 import dev.outboxreplay.jdbc.internal.OutboxCounts;
 import dev.outboxreplay.jdbc.internal.OutboxInserter;
@@ -50,6 +51,7 @@ public class JdbcOutboxStore implements OutboxStore<Connection> {
   private final OutboxInserter inserter;
   private final GroupCommitter<List<PreparedCommand>, List<OutboxRecord>> committer;
   private final OutboxSql sql;
+  private final OutboxAuditSql audit;
   private final LeaseRecovery leases;
   private final OutboxRetention retention;
   /** Commands per read of {@link #export}. */
@@ -66,6 +68,7 @@ public class JdbcOutboxStore implements OutboxStore<Connection> {
     this.inserter = new OutboxInserter(rows, dialect);
     this.committer = new GroupCommitter<>(database, inserter);
     this.sql = new OutboxSql(rows, dialect);
+    this.audit = new OutboxAuditSql(dialect);
     this.leases = new LeaseRecovery(rows, sql, dialect);
     this.retention = new OutboxRetention(dialect);
     database.beforeClose(this::close);
@@ -378,12 +381,12 @@ public class JdbcOutboxStore implements OutboxStore<Connection> {
 
   @Override
   public List<AuditEntry> auditTrail(CommandId id) {
-    return read("audit trail", c -> sql.auditTrail(c, id));
+    return read("audit trail", c -> audit.trail(c, id));
   }
 
   @Override
   public int pruneAudit(Instant before) {
-    return autoCommitted("prune audit", c -> sql.pruneAudit(c, before));
+    return autoCommitted("prune audit", c -> audit.prune(c, before));
   }
 
   @Override
@@ -466,7 +469,7 @@ public class JdbcOutboxStore implements OutboxStore<Connection> {
       do {
         page = sql.page(c, after, EXPORT_PAGE);
         for (OutboxRecord r : page) {
-          sink.accept(new Exported(r, sql.auditTrail(c, r.commandId())));
+          sink.accept(new Exported(r, audit.trail(c, r.commandId())));
         }
         after = page.isEmpty() ? after : page.get(page.size() - 1).acceptSequence();
       } while (page.size() == EXPORT_PAGE);

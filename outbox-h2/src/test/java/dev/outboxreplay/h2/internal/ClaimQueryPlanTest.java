@@ -4,6 +4,7 @@ import dev.outboxreplay.jdbc.internal.LeaseRecovery;
 import dev.outboxreplay.jdbc.internal.OutboxTables;
 import dev.outboxreplay.jdbc.internal.OutboxRetention;
 import dev.outboxreplay.jdbc.internal.OutboxCounts;
+import dev.outboxreplay.jdbc.internal.OutboxAuditSql;
 import dev.outboxreplay.jdbc.internal.OutboxSql;
 import static org.assertj.core.api.Assertions.assertThat;
 
@@ -284,7 +285,7 @@ class ClaimQueryPlanTest {
    * reports; it must never scan the table.
    */
   private List<Long> pruneScanCounts(long before) throws Exception {
-    String plan = explainAnalyze(OutboxSql.PRUNE_AUDIT, ps -> {
+    String plan = explainAnalyze(OutboxAuditSql.PRUNE, ps -> {
       ps.setLong(1, before);
       ps.setLong(2, before);
     });

@@ -39,10 +39,6 @@ public final class OutboxSql {
   private static final int MIN_CLAIM_WINDOW = 256;
   private static final String NOT_HEAD =
       "UPDATE outbox_command SET entity_head = FALSE WHERE command_id = ?";
-  private static final String AUDIT = "INSERT INTO outbox_audit (command_id, idempotency_key, "
-      + "from_status, to_status, fencing_token, reason, at) VALUES (?, ?, ?, ?, ?, ?, ?)";
-  public static final String PRUNE_AUDIT = "DELETE FROM outbox_audit WHERE at < ? AND id < COALESCE("
-      + "(SELECT id FROM outbox_audit WHERE at >= ? ORDER BY id LIMIT 1), " + Long.MAX_VALUE + ")";
   /**
    * The oldest open row of an entity becomes its head (after the previous head ended). The
    * ORDER BY names every column of idx_outbox_entity_open so the engine reads one index entry
@@ -78,6 +74,7 @@ public final class OutboxSql {
 
   private final OutboxRows rows;
   private final Dialect dialect;
+  private final OutboxAuditSql auditSql;
   private final String candidates;
   private final String nextOfEntity;
   private final String claim;
@@ -89,6 +86,7 @@ public final class OutboxSql {
   public OutboxSql(OutboxRows rows, Dialect dialect) {
     this.rows = rows;
     this.dialect = dialect;
+    this.auditSql = new OutboxAuditSql(dialect);
     this.candidates = candidates(dialect);
     this.nextOfEntity = "SELECT c.command_id, c.status, c.fencing_token, "
         + "c.next_attempt_at, c.session_version FROM outbox_command c"
@@ -163,7 +161,7 @@ public final class OutboxSql {
         }
       }
       if (claimed.size() == limit || cleared == 0 || due.size() < window) {
-        writeAudit(c, audits);
+        auditSql.write(c, audits);
         return claimed; // full, or the due range holds no more heads to find
       }
       metBacklog = true;
@@ -206,7 +204,7 @@ public final class OutboxSql {
     claim.setString(6, from.wireName());
     claim.setLong(7, due.token());
     Optional<OutboxRecord> row = singleRow(claim);
-    row.ifPresent(r -> audits.add(entry(r, from, Reason.CLAIMED, now)));
+    row.ifPresent(r -> audits.add(OutboxAuditSql.entry(r, from, Reason.CLAIMED, now)));
     return row;
   }
 
@@ -238,7 +236,7 @@ public final class OutboxSql {
     try (PreparedStatement claim = c.prepareStatement(this.claim)) {
       claimed = claimOne(c, claim, next, owner, leaseExpiresAt, now, audits);
     }
-    writeAudit(c, audits);
+    auditSql.write(c, audits);
     return claimed;
   }
 
@@ -281,11 +279,11 @@ public final class OutboxSql {
         if (ps.executeUpdate() == 1) {
           OutboxRecord marked = sending(r, leaseExpiresAt, now);
           sending.add(marked);
-          audits.add(entry(marked, Status.CLAIMED, Reason.SENDING, now));
+          audits.add(OutboxAuditSql.entry(marked, Status.CLAIMED, Reason.SENDING, now));
         }
       }
     }
-    writeAudit(c, audits);
+    auditSql.write(c, audits);
     return sending;
   }
 
@@ -300,9 +298,9 @@ public final class OutboxSql {
     return new OutboxRecord(claimed.commandId(), claimed.idempotencyKey(), claimed.operation(),
         claimed.entityKey(), claimed.payload(), Status.SENDING, claimed.attempt(),
         claimed.nextAttemptAt(), claimed.claimOwner(), claimed.claimedFrom(),
-        claimed.fencingToken(), Instant.ofEpochMilli(leaseExpiresAt.toEpochMilli()),
+        claimed.fencingToken(), millis(leaseExpiresAt),
         claimed.sessionVersion(), claimed.lastError(), claimed.response(), claimed.createdAt(),
-        Instant.ofEpochMilli(now.toEpochMilli()), claimed.schemaVersion(),
+        millis(now), claimed.schemaVersion(),
         claimed.acceptSequence(), claimed.firstSentAt());
   }
 
@@ -451,40 +449,6 @@ public final class OutboxSql {
     }
   }
 
-  public List<AuditEntry> auditTrail(Connection c, CommandId id)
-      throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement("SELECT command_id, idempotency_key, "
-        + "from_status, to_status, fencing_token, reason, at FROM outbox_audit "
-        + "WHERE command_id = ? ORDER BY id")) {
-      dialect.setId(ps, 1, id.value());
-      List<AuditEntry> trail = new ArrayList<>();
-      try (ResultSet rs = ps.executeQuery()) {
-        while (rs.next()) {
-          String from = rs.getString(3);
-          trail.add(new AuditEntry(
-              new CommandId(dialect.getId(rs, 1)), new IdempotencyKey(rs.getString(2)),
-              from == null ? null : Status.fromWireName(from),
-              Status.fromWireName(rs.getString(4)), rs.getLong(5),
-              Reason.fromWireName(rs.getString(6)), Instant.ofEpochMilli(rs.getLong(7))));
-        }
-      }
-      return trail;
-    }
-  }
-
-  /**
-   * Deletes the audit entries older than {@code before} that come before the first entry at or
-   * after it in write ({@code id}) order. Reads only that prefix of the primary key, so the
-   * audit table needs no index on {@code at}, which every insert would pay for.
-   */
-  public int pruneAudit(Connection c, Instant before) throws SQLException {
-    try (PreparedStatement ps = c.prepareStatement(PRUNE_AUDIT)) {
-      ps.setLong(1, before.toEpochMilli());
-      ps.setLong(2, before.toEpochMilli());
-      return ps.executeUpdate();
-    }
-  }
-
   private OutboxRecord audited(Connection c, OutboxRecord after, Status from, Reason reason,
       Instant now) throws SQLException {
     audit(c, after, from, reason, now);
@@ -493,38 +457,9 @@ public final class OutboxSql {
 
   AuditEntry audit(Connection c, OutboxRecord after, Status from, Reason reason,
       Instant now) throws SQLException {
-    AuditEntry entry = entry(after, from, reason, now);
-    writeAudit(c, List.of(entry));
+    AuditEntry entry = OutboxAuditSql.entry(after, from, reason, now);
+    auditSql.write(c, List.of(entry));
     return entry;
-  }
-
-  private static AuditEntry entry(OutboxRecord after, Status from, Reason reason, Instant now) {
-    return new AuditEntry(after.commandId(), after.idempotencyKey(), from, after.status(),
-        after.fencingToken(), reason, now);
-  }
-
-  /**
-   * Inserts {@code entries} as one JDBC batch, even a single one: the engine gets them in one
-   * call, and sqlite-jdbc, which follows every {@code executeUpdate} of an {@code INSERT} with a
-   * query of {@code last_insert_rowid()} compiled anew each time, runs no such query for a batch.
-   */
-  private void writeAudit(Connection c, List<AuditEntry> entries) throws SQLException {
-    if (entries.isEmpty()) {
-      return;
-    }
-    try (PreparedStatement ps = c.prepareStatement(AUDIT)) {
-      for (AuditEntry e : entries) {
-        dialect.setId(ps, 1, e.commandId().value());
-        ps.setString(2, e.idempotencyKey().value());
-        ps.setString(3, e.from() == null ? null : e.from().wireName());
-        ps.setString(4, e.to().wireName());
-        ps.setLong(5, e.fencingToken());
-        ps.setString(6, e.reason().wireName());
-        ps.setLong(7, e.at().toEpochMilli());
-        ps.addBatch();
-      }
-      ps.executeBatch();
-    }
   }
 
   /** The first acked command of {@code current}'s entity accepted after it, if any. */
