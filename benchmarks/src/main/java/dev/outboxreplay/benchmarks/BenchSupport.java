@@ -99,6 +99,17 @@ final class BenchSupport {
   }
 
   /**
+   * The request the outbox's HTTP transport sends for a command with {@code commandId},
+   * {@code key} and canonical {@code body} under the default session and tenant.
+   */
+  static Request replayedPost(String url, String key, java.util.UUID commandId, byte[] body) {
+    return post(url, key, body, Map.of(
+        HttpContract.COMMAND_ID, commandId.toString(),
+        HttpContract.SESSION_VERSION, "0",
+        HttpContract.TENANT, HttpContract.DEFAULT_TENANT));
+  }
+
+  /**
    * Sends {@code count} requests from {@code concurrency} threads, each the one
    * {@code requestFor} builds for its number, and returns requests per second. Any answer other
    * than 201 fails the run.

@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.LinkedBlockingQueue;
-import java.util.concurrent.atomic.AtomicReference;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
 import okhttp3.Response;
@@ -64,14 +63,26 @@ final class LeastReplayer {
   }
 
   /**
-   * Sends {@code requests.get(n)} for {@code rows.get(n)}, every one, and records each answer;
-   * the calling thread is the pass thread.
+   * Sends {@code requests.get(n)} for {@code rows.get(n)}, every one, and records each answer,
+   * from a pass thread of its own ({@link #PASS_THREAD}). When it returns, every row is acked:
+   * each answer's update must change its row from sending to acked, or the replay fails.
    *
-   * @return where the pass thread and the senders spent their time, per command; the pass
-   *     thread's is known only when the calling thread is named {@link #PASS_THREAD}
+   * @return where the pass thread and the senders spent their time, per command
    * @throws IOException when a request failed or was not answered 201
    */
   String replay(List<Row> rows, List<Request> requests) throws Exception {
+    ExecutorService passThread = Executors.newSingleThreadExecutor(
+        r -> new Thread(r, PASS_THREAD));
+    try {
+      return passThread.submit(() -> pass(rows, requests)).get();
+    } catch (java.util.concurrent.ExecutionException e) {
+      throw e.getCause() instanceof Exception cause ? cause : e;
+    } finally {
+      passThread.shutdown();
+    }
+  }
+
+  private String pass(List<Row> rows, List<Request> requests) throws Exception {
     ThreadGroupTimes passStart = ThreadGroupTimes.of(PASS_THREAD);
     ThreadGroupTimes sendersStart = ThreadGroupTimes.of(SENDER_THREADS);
     Dialect dialect = db.dialect();

@@ -1,7 +1,6 @@
 package dev.outboxreplay.benchmarks;
 
 import dev.outboxreplay.CommandId;
-import dev.outboxreplay.HttpContract;
 import dev.outboxreplay.IdempotencyKeyStrategy;
 import dev.outboxreplay.Outbox;
 import dev.outboxreplay.OutboxCommand;
@@ -25,10 +24,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
 import okhttp3.HttpUrl;
 import okhttp3.OkHttpClient;
 import okhttp3.Request;
@@ -321,10 +317,8 @@ final class ReplayBenchmark {
     CommandId id = roundIds.get(n);
     String key = shortKey ? "raw-" + n
         : IdempotencyKeyStrategy.DEFAULT.keyFor(NotesApplication.OPERATION, entity(n), id);
-    return BenchSupport.post(url, key, body(n).getBytes(StandardCharsets.UTF_8), Map.of(
-        HttpContract.COMMAND_ID, id.toString(),
-        HttpContract.SESSION_VERSION, "0",
-        HttpContract.TENANT, HttpContract.DEFAULT_TENANT));
+    return BenchSupport.replayedPost(url, key, id.value(),
+        body(n).getBytes(StandardCharsets.UTF_8));
   }
 
   private Measured rawPosts(List<CommandId> roundIds, boolean shortKeys) throws Exception {
@@ -411,20 +405,8 @@ final class ReplayBenchmark {
         System.gc(); // no side pays for the garbage the one before it left
         long start = System.nanoTime();
         long cpu = BenchSupport.processCpuNanos();
-        // on a thread of its own, named so its times can be told from the senders'
-        ExecutorService passThread = Executors.newSingleThreadExecutor(
-            r -> new Thread(r, LeastReplayer.PASS_THREAD));
-        String threads;
-        try {
-          threads = passThread.submit(() -> least.replay(rows, requests)).get();
-        } finally {
-          passThread.shutdown();
-        }
-        Measured measured = measure(start, cpu, threads);
-        if (store.countByStatus().get(Status.ACKED) < commands) {
-          throw new IllegalStateException("least replay left " + store.countByStatus());
-        }
-        return measured;
+        String threads = least.replay(rows, requests); // returns with every row acked
+        return measure(start, cpu, threads);
       } finally {
         client.dispatcher().executorService().shutdown();
       }
