@@ -22,8 +22,9 @@ import java.util.concurrent.atomic.AtomicInteger;
 /**
  * Accepts per second next to a raw JDBC insert+commit of the same row into the same table of an
  * H2 or SQLite file with the same durability settings (SQLite's {@code synchronous} level; H2's
- * write delay and, for power-loss safety, a synced checkpoint after each commit), all measured in this run. Each figure is the median
- * of {@code rounds} rounds, each on a fresh database file.
+ * write delay and, for power-loss safety, a synced checkpoint after each commit), all measured in
+ * this run. Each round measures every mode twice, in mirrored order, each time on a fresh database
+ * file; each figure is the median over {@code rounds} rounds.
  */
 final class AcceptBenchmark {
   private final int operations;
@@ -49,21 +50,34 @@ final class AcceptBenchmark {
 
   List<Figure> run() throws Exception {
     System.out.printf("accept benchmark: %d operations per measurement, %d rounds, the five "
-        + "measurements interleaved in each round, %s, durability %s, %d cores%n", operations,
-        rounds, engine, durability, Runtime.getRuntime().availableProcessors());
+        + "measurements twice in each round in mirrored order, %s, durability %s, %d cores%n",
+        operations, rounds, engine, durability, Runtime.getRuntime().availableProcessors());
     double[][] results = new double[Mode.values().length][rounds];
     double[] singleRatio = new double[rounds];
     double[] groupRatio = new double[rounds];
     for (int round = 0; round < rounds; round++) {
-      for (Mode mode : Mode.values()) {
-        results[mode.ordinal()][round] = measure(mode.threads(threads), mode);
+      // Each mode runs twice, in mirrored order (A B C D E E D C B A): a rate that drifts
+      // through the round (the JIT warming up, the machine's other load) weighs on both sides
+      // of every ratio alike, instead of on whichever mode happens to run later.
+      Mode[] modes = Mode.values();
+      double[][] pair = new double[modes.length][2];
+      for (int i = 0; i < 2 * modes.length; i++) {
+        Mode mode = i < modes.length ? modes[i] : modes[2 * modes.length - 1 - i];
+        pair[mode.ordinal()][i < modes.length ? 0 : 1] = measure(mode.threads(threads), mode);
+      }
+      for (Mode mode : modes) {
+        results[mode.ordinal()][round] = harmonicMean(pair[mode.ordinal()]);
       }
       double raw1 = results[Mode.RAW.ordinal()][round];
       singleRatio[round] = results[Mode.ACCEPT.ordinal()][round] / raw1;
       groupRatio[round] = results[Mode.ACCEPT_THREADS.ordinal()][round] / raw1;
-      System.out.printf("  round %d: raw %.0f/s, accept %.0f/s (%.2f), %d-thread accept %.0f/s "
-          + "(%.2f)%n", round + 1, raw1, results[Mode.ACCEPT.ordinal()][round], singleRatio[round],
-          threads, results[Mode.ACCEPT_THREADS.ordinal()][round], groupRatio[round]);
+      double[] raw = pair[Mode.RAW.ordinal()];
+      double[] accept = pair[Mode.ACCEPT.ordinal()];
+      System.out.printf("  round %d: raw %.0f/s (%.0f, %.0f), accept %.0f/s (%.0f, %.0f), ratio "
+          + "%.2f (accept after raw %.2f, before it %.2f), %d-thread accept %.0f/s (%.2f)%n",
+          round + 1, raw1, raw[0], raw[1], results[Mode.ACCEPT.ordinal()][round], accept[0],
+          accept[1], singleRatio[round], accept[0] / raw[0], accept[1] / raw[1], threads,
+          results[Mode.ACCEPT_THREADS.ordinal()][round], groupRatio[round]);
     }
     double raw1 = BenchSupport.median(results[Mode.RAW.ordinal()]);
     System.out.printf("medians over %d rounds:%n", rounds);
@@ -90,6 +104,11 @@ final class AcceptBenchmark {
             results[Mode.RAW_GROUPS.ordinal()]), 0.8));
   }
 
+
+  /** The rate of running both measurements' operations back to back. */
+  private static double harmonicMean(double[] pair) {
+    return 2 / (1 / pair[0] + 1 / pair[1]);
+  }
 
   private enum Mode {
     RAW, ACCEPT, RAW_THREADS, ACCEPT_THREADS, RAW_GROUPS;
