@@ -67,8 +67,8 @@ public class JdbcOutboxStore implements OutboxStore<Connection> {
     OutboxRows rows = new OutboxRows(database.file(), dialect);
     this.inserter = new OutboxInserter(rows, dialect);
     this.committer = new GroupCommitter<>(database, inserter);
-    this.sql = new OutboxSql(rows, dialect);
     this.audit = new OutboxAuditSql(dialect);
+    this.sql = new OutboxSql(rows, dialect, audit);
     this.leases = new LeaseRecovery(rows, sql, dialect);
     this.retention = new OutboxRetention(dialect);
     database.beforeClose(this::close);
@@ -210,12 +210,7 @@ public class JdbcOutboxStore implements OutboxStore<Connection> {
   @Override
   public List<OutboxRecord> insert(Connection transaction, List<PreparedCommand> batch) {
     List<PreparedCommand> commands = List.copyOf(batch);
-    try {
-      requireOpenTransaction(transaction);
-      return inserter.insert(transaction, commands);
-    } catch (SQLException e) {
-      throw database.onStatement("accept in caller transaction", e);
-    }
+    return inCallerTransaction("accept", transaction, c -> inserter.insert(c, commands));
   }
 
   @Override
@@ -234,12 +229,8 @@ public class JdbcOutboxStore implements OutboxStore<Connection> {
   public List<OutboxRecord> claim(Connection transaction, String owner, Duration lease,
       int limit, Instant now) {
     checkClaim(owner, lease, limit);
-    try {
-      requireOpenTransaction(transaction);
-      return sql.claim(transaction, owner, now.plus(lease), limit, now);
-    } catch (SQLException e) {
-      throw database.onStatement("claim in caller transaction", e);
-    }
+    return inCallerTransaction("claim", transaction,
+        c -> sql.claim(c, owner, now.plus(lease), limit, now));
   }
 
   @Override
@@ -247,13 +238,8 @@ public class JdbcOutboxStore implements OutboxStore<Connection> {
       Duration lease, OutboxRecord sending, long sessionVersion, Instant now) {
     checkClaim(owner, lease, 1);
     Objects.requireNonNull(sending, "sending == null");
-    try {
-      requireOpenTransaction(transaction);
-      return sql.claimNextOfEntity(transaction, owner, now.plus(lease), sending, sessionVersion,
-          now);
-    } catch (SQLException e) {
-      throw database.onStatement("claim next of entity in caller transaction", e);
-    }
+    return inCallerTransaction("claim next of entity", transaction,
+        c -> sql.claimNextOfEntity(c, owner, now.plus(lease), sending, sessionVersion, now));
   }
 
   private static void checkClaim(String owner, Duration lease, int limit) {
@@ -275,12 +261,8 @@ public class JdbcOutboxStore implements OutboxStore<Connection> {
   @Override
   public List<OutboxRecord> markSending(Connection transaction, List<OutboxRecord> claimed,
       Instant leaseExpiresAt, Instant now) {
-    try {
-      requireOpenTransaction(transaction);
-      return sql.markSendingIfHeld(transaction, claimed, leaseExpiresAt, now);
-    } catch (SQLException e) {
-      throw database.onStatement("mark sending in caller transaction", e);
-    }
+    return inCallerTransaction("mark sending", transaction,
+        c -> sql.markSendingIfHeld(c, claimed, leaseExpiresAt, now));
   }
 
   @Override
@@ -295,24 +277,16 @@ public class JdbcOutboxStore implements OutboxStore<Connection> {
   public OutboxRecord complete(Connection transaction, CommandId id, long fencingToken,
       Status expected, Outcome outcome, Instant now) {
     StateMachine.requireAllowed(expected, outcome.status());
-    try {
-      requireOpenTransaction(transaction);
-      return sql.complete(transaction, id, fencingToken, expected, outcome, now);
-    } catch (SQLException e) {
-      throw database.onStatement("complete in caller transaction", e);
-    }
+    return inCallerTransaction("complete", transaction,
+        c -> sql.complete(c, id, fencingToken, expected, outcome, now));
   }
 
   @Override
   public OutboxRecord complete(Connection transaction, OutboxRecord held, Status expected,
       Outcome outcome, Instant now) {
     StateMachine.requireAllowed(expected, outcome.status());
-    try {
-      requireOpenTransaction(transaction);
-      return sql.complete(transaction, held, expected, outcome, now);
-    } catch (SQLException e) {
-      throw database.onStatement("complete in caller transaction", e);
-    }
+    return inCallerTransaction("complete", transaction,
+        c -> sql.complete(c, held, expected, outcome, now));
   }
 
   @Override
@@ -492,10 +466,20 @@ public class JdbcOutboxStore implements OutboxStore<Connection> {
     committer.close();
   }
 
-  private static void requireOpenTransaction(Connection c) throws SQLException {
-    if (c.getAutoCommit()) {
-      throw new IllegalArgumentException("the caller's connection is in auto-commit mode; call "
-          + "setAutoCommit(false) so the outbox write joins your transaction");
+  /**
+   * Runs {@code work} on the caller's open transaction, which it neither commits nor closes.
+   *
+   * @throws IllegalArgumentException when {@code transaction} is in auto-commit mode
+   */
+  private <R> R inCallerTransaction(String action, Connection transaction, Work<R> work) {
+    try {
+      if (transaction.getAutoCommit()) {
+        throw new IllegalArgumentException("the caller's connection is in auto-commit mode; "
+            + "call setAutoCommit(false) so the outbox write joins your transaction");
+      }
+      return work.run(transaction);
+    } catch (SQLException e) {
+      throw database.onStatement(action + " in caller transaction", e);
     }
   }
 

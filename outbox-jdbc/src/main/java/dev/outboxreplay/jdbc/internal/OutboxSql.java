@@ -83,10 +83,11 @@ public final class OutboxSql {
   private final String release;
   private final String requeue;
 
-  public OutboxSql(OutboxRows rows, Dialect dialect) {
+  /** {@code auditSql} writes the entry of every state change, in the change's transaction. */
+  public OutboxSql(OutboxRows rows, Dialect dialect, OutboxAuditSql auditSql) {
     this.rows = rows;
     this.dialect = dialect;
-    this.auditSql = new OutboxAuditSql(dialect);
+    this.auditSql = auditSql;
     this.candidates = candidates(dialect);
     this.nextOfEntity = "SELECT c.command_id, c.status, c.fencing_token, "
         + "c.next_attempt_at, c.session_version FROM outbox_command c"
@@ -384,8 +385,7 @@ public final class OutboxSql {
         null, null, held.fencingToken(), null, held.sessionVersion(),
         error == null ? held.lastError()
             : new ErrorInfo(error.code(), error.message(), millis(error.at())),
-        response == null ? held.response()
-            : new StoredResponse(response.status(), response.body()),
+        response == null ? held.response() : response,
         held.createdAt(), at, held.schemaVersion(), held.acceptSequence(), firstSent);
   }
 

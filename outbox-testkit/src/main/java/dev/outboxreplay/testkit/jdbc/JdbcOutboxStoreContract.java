@@ -1,12 +1,23 @@
 package dev.outboxreplay.testkit.jdbc;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.outboxreplay.OutboxCommand;
+import dev.outboxreplay.OutboxRecord;
 import dev.outboxreplay.OutboxStore;
+import dev.outboxreplay.Outcome;
+import dev.outboxreplay.Status;
 import dev.outboxreplay.jdbc.JdbcDatabase;
 import dev.outboxreplay.jdbc.JdbcOutboxStore;
 import dev.outboxreplay.testkit.OutboxStoreContract;
 import java.nio.file.Path;
 import java.sql.Connection;
 import java.sql.SQLException;
+import java.time.Instant;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
 
 /**
  * {@link OutboxStoreContract} for a {@link JdbcOutboxStore}: the caller's transaction is a
@@ -57,5 +68,30 @@ public abstract class JdbcOutboxStoreContract extends OutboxStoreContract<Connec
     } catch (SQLException e) {
       throw new IllegalStateException(e);
     }
+  }
+
+  @Test
+  void aConnectionInAutoCommitModeIsRefusedAsTheCallersTransactionAndNothingIsWritten()
+      throws SQLException {
+    OutboxRecord queued = outbox.accept(OutboxCommand.of("note.put", "a", Map.of("n", 1)));
+    Instant now = clock.instant();
+    JdbcDatabase database = ((JdbcOutboxStore) store).database();
+    try (Connection autoCommit = database.dataSource().getConnection()) {
+      autoCommit.setAutoCommit(true);
+      assertThatThrownBy(() -> outbox.accept(autoCommit,
+          OutboxCommand.of("note.put", "b", Map.of("n", 2))))
+          .isInstanceOf(IllegalArgumentException.class)
+          .hasMessageContaining("auto-commit mode");
+      assertThatThrownBy(() -> store.claim(autoCommit, "r", LEASE, 10, now))
+          .isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> store.markSending(autoCommit, List.of(queued), now.plus(LEASE),
+          now)).isInstanceOf(IllegalArgumentException.class);
+      assertThatThrownBy(() -> store.complete(autoCommit, queued, Status.SENDING,
+          Outcome.acked(null), now)).isInstanceOf(IllegalArgumentException.class);
+    }
+    assertThat(store.find(queued.commandId()).orElseThrow().status()).isEqualTo(Status.QUEUED);
+    assertThat(store.claim("r", LEASE, 10, now)).extracting(OutboxRecord::commandId)
+        .as("only the first command was accepted, and nothing claimed it")
+        .containsExactly(queued.commandId());
   }
 }
