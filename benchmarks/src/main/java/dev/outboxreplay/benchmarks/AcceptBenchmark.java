@@ -61,9 +61,11 @@ final class AcceptBenchmark {
       // of every ratio alike, instead of on whichever mode happens to run later.
       Mode[] modes = Mode.values();
       double[][] pair = new double[modes.length][2];
-      for (int i = 0; i < 2 * modes.length; i++) {
-        Mode mode = i < modes.length ? modes[i] : modes[2 * modes.length - 1 - i];
-        pair[mode.ordinal()][i < modes.length ? 0 : 1] = measure(mode.threads(threads), mode);
+      for (int pass = 0; pass < 2; pass++) {
+        for (int k = 0; k < modes.length; k++) {
+          Mode mode = modes[pass == 0 ? k : modes.length - 1 - k];
+          pair[mode.ordinal()][pass] = measure(mode.threads(threads), mode);
+        }
       }
       for (Mode mode : modes) {
         results[mode.ordinal()][round] = harmonicMean(pair[mode.ordinal()]);
